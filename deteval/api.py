@@ -1,0 +1,65 @@
+"""The public entry point: ``evaluate()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deteval import protocols
+from deteval.report import EvalResult
+from deteval.types import Detections, GroundTruth
+
+
+def load_coco_pair(preds: Any, gt: Any) -> tuple[Detections, GroundTruth]:
+    """Load COCO results and ground truth given as paths, JSON objects or containers."""
+    from deteval.io.coco import load_coco_gt, load_coco_results
+
+    gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt)
+    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded)
+    return dets, gt_loaded
+
+
+def evaluate(
+    preds: Any,
+    gt: Any,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    compat: bool = True,
+    **options: Any,
+) -> EvalResult:
+    """Evaluate detections against ground truth.
+
+    Parameters
+    ----------
+    preds : path, list of dicts or Detections
+        COCO results: a JSON file, the loaded list, or loaded :class:`Detections`.
+    gt : path, dict or GroundTruth
+        COCO ground truth: a JSON file, the loaded dict, or a loaded :class:`GroundTruth`.
+        Neither input is modified.
+    protocol : str, default "coco"
+        A registered protocol (``deteval.protocols.available()``).
+    iou_type : str, default "bbox"
+    compat : bool, default True
+        Reproduce the reference tool exactly, quirks included; False corrects
+        the quirks (see README, "Compat and fixed modes").
+    **options
+        Protocol options. For ``coco``: ``iou_thrs`` (sequence of floats),
+        ``area_ranges`` (mapping label -> (lo, hi)), ``max_dets`` (sequence of
+        ints), ``use_cats`` (bool).
+
+    Returns
+    -------
+    EvalResult
+        ``.stats`` (ordered name -> float), ``.precision``, ``.recall``,
+        ``.scores``, ``.per_class``, ``.summary()``, ``.to_json()``.
+
+    Examples
+    --------
+    >>> res = deteval.evaluate("results.json", "instances_val2017.json")  # doctest: +SKIP
+    >>> res.stats["AP"]  # doctest: +SKIP
+    """
+    module = protocols.get(protocol)
+    if iou_type not in module.IOU_TYPES:
+        raise ValueError(f"protocol {protocol!r} supports iou_type {module.IOU_TYPES}, not {iou_type!r}")
+    loader = getattr(module, "load_inputs", load_coco_pair)
+    dets, gt_loaded = loader(preds, gt)
+    return module.evaluate(dets, gt_loaded, iou_type=iou_type, compat=compat, **options)

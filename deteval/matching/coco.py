@@ -1,0 +1,155 @@
+"""COCO's greedy, score-ordered matching, for every IoU threshold and area range in one pass.
+
+The outcome of each detection is one int8 per (area range, IoU threshold):
+``FP`` (0), ``TP`` (1) or ``IGNORED`` (2, neither). That is everything
+accumulation needs, and it merges across shards by concatenation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from deteval.geometry.boxes import iou_xywh
+from deteval.matching.groups import Groups
+
+FP, TP, IGNORED = 0, 1, 2
+
+
+@njit(cache=True, parallel=True)
+def _match_kernel(
+    gt_rows,
+    gt_off,
+    dt_rows,
+    dt_off,
+    gt_boxes,
+    gt_area,
+    gt_crowd,
+    gt_ignore,
+    gt_counts,
+    dt_boxes,
+    dt_area,
+    iou_thrs,
+    area_lo,
+    area_hi,
+):  # pragma: no cover - numba
+    n_area, n_thr = len(area_lo), len(iou_thrs)
+    out = np.empty((len(dt_rows), n_area, n_thr), np.int8)
+    for grp in prange(len(gt_off) - 1):
+        g0, g1 = gt_off[grp], gt_off[grp + 1]
+        d0, d1 = dt_off[grp], dt_off[grp + 1]
+        ng, nd = g1 - g0, d1 - d0
+        if nd == 0:
+            continue
+        ious = np.zeros((nd, ng))
+        for d in range(nd):
+            db = dt_boxes[dt_rows[d0 + d]]
+            for g in range(ng):
+                r = gt_rows[g0 + g]
+                gb = gt_boxes[r]
+                ious[d, g] = iou_xywh(db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], gt_crowd[r])
+        ig = np.empty(ng, np.bool_)
+        order = np.empty(ng, np.int64)
+        taken = np.empty(ng, np.bool_)
+        for a in range(n_area):
+            lo, hi = area_lo[a], area_hi[a]
+            for g in range(ng):
+                r = gt_rows[g0 + g]
+                ig[g] = gt_ignore[r] or gt_area[r] < lo or gt_area[r] > hi
+            # ground truth in stable order, ignored last (pycocotools' argsort of the ignore flags)
+            k = 0
+            for flag in (False, True):
+                for g in range(ng):
+                    if ig[g] == flag:
+                        order[k] = g
+                        k += 1
+            for t in range(n_thr):
+                taken[:] = False
+                thr = min(iou_thrs[t], 1 - 1e-10)
+                for d in range(nd):
+                    best = thr
+                    m = -1
+                    for k in range(ng):
+                        g = order[k]
+                        if taken[g] and not gt_crowd[gt_rows[g0 + g]]:
+                            continue
+                        # once a regular ground truth is matched, ignored ones cannot take over
+                        if m > -1 and not ig[m] and ig[g]:
+                            break
+                        if ious[d, g] < best:
+                            continue
+                        best = ious[d, g]
+                        m = g
+                    counts = False
+                    ignored = False
+                    if m > -1:
+                        ignored = ig[m]
+                        counts = gt_counts[gt_rows[g0 + m]]
+                        taken[m] = True
+                    if not counts:
+                        da = dt_area[dt_rows[d0 + d]]
+                        if da < lo or da > hi:
+                            ignored = True
+                    if ignored:
+                        out[d0 + d, a, t] = 2
+                    elif counts:
+                        out[d0 + d, a, t] = 1
+                    else:
+                        out[d0 + d, a, t] = 0
+    return out
+
+
+def match_groups(
+    groups: Groups,
+    gt_boxes: np.ndarray,
+    gt_area: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    gt_counts: np.ndarray,
+    dt_boxes: np.ndarray,
+    dt_area: np.ndarray,
+    iou_thrs: np.ndarray,
+    area_ranges: np.ndarray,
+) -> np.ndarray:
+    """Match every group's detections to its ground truth, COCO's way.
+
+    Parameters
+    ----------
+    groups : Groups
+        CSR grouping from :func:`deteval.matching.groups.group_by_image_category`
+        (detections already in score order and cut to the largest max-dets).
+    gt_boxes, dt_boxes : float64 arrays (N, 4), ``xywh``
+    gt_area, dt_area : float64 arrays, the areas tested against the area ranges
+    gt_crowd : bool array
+        Crowd ground truth: IoU over the detection's area; may be matched many times.
+    gt_ignore : bool array
+        Ground truth ignored in every area range (pycocotools: ``iscrowd``).
+    gt_counts : bool array
+        Whether a match to this ground truth marks the detection as matched.
+        pycocotools records matches by annotation id, so a match to id 0 reads
+        as "unmatched" there; compat mode passes ``ann_id != 0``.
+    iou_thrs : float64 array (T,)
+    area_ranges : float64 array (A, 2), inclusive ``[lo, hi]``
+
+    Returns
+    -------
+    int8 array (len(groups.dt_rows), A, T) of ``FP``/``TP``/``IGNORED``,
+    row ``i`` for detection ``groups.dt_rows[i]``.
+    """
+    area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
+    return _match_kernel(
+        groups.gt_rows,
+        groups.gt_offsets,
+        groups.dt_rows,
+        groups.dt_offsets,
+        np.ascontiguousarray(gt_boxes, np.float64),
+        np.ascontiguousarray(gt_area, np.float64),
+        np.ascontiguousarray(gt_crowd, np.bool_),
+        np.ascontiguousarray(gt_ignore, np.bool_),
+        np.ascontiguousarray(gt_counts, np.bool_),
+        np.ascontiguousarray(dt_boxes, np.float64),
+        np.ascontiguousarray(dt_area, np.float64),
+        np.ascontiguousarray(iou_thrs, np.float64),
+        np.ascontiguousarray(area_ranges[:, 0]),
+        np.ascontiguousarray(area_ranges[:, 1]),
+    )

@@ -1,0 +1,300 @@
+"""The COCO protocol: pycocotools' parameters, its pipeline and its summary.
+
+``compat=True`` (the default) reproduces pycocotools 2.0.11 to the last bit,
+quirks included; ``compat=False`` corrects them (see README, "Compat and
+fixed modes"):
+
+============================  =======================================  ==========================
+behaviour                     compat (pycocotools)                     fixed
+============================  =======================================  ==========================
+GT ``ignore`` field           overwritten by ``iscrowd``: no effect    honoured (ignored GT)
+GT annotation id 0            a match to it counts as a false positive  an ordinary match
+``stats[0]`` max dets         100, hard-coded (-1 if 100 is absent)    the largest max dets
+summary IoU lookup            exact float equality (0.9 never found)   ``np.isclose``
+============================  =======================================  ==========================
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.report import EvalResult
+from deteval.types import Detections, GroundTruth
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+IOU_TYPES = ("bbox",)
+
+
+@dataclass(frozen=True)
+class CocoParams:
+    """Evaluation parameters, pycocotools' ``Params`` after ``evaluate()`` normalised them."""
+
+    iou_type: str
+    iou_thrs: np.ndarray  # float64 (T,)
+    rec_thrs: np.ndarray  # float64 (R,)
+    max_dets: tuple[int, ...]  # ascending, as pycocotools sorts them
+    area_ranges: np.ndarray  # float64 (A, 2), inclusive bounds
+    area_labels: tuple[str, ...]
+    use_cats: bool = True
+    compat: bool = True
+
+    def to_dict(self) -> dict:
+        return {
+            "iou_type": self.iou_type,
+            "iou_thrs": self.iou_thrs.tolist(),
+            "max_dets": list(self.max_dets),
+            "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
+            "use_cats": self.use_cats,
+            "compat": self.compat,
+        }
+
+
+def _array(spec) -> np.ndarray:
+    if isinstance(spec, dict):
+        start, stop, num = spec["linspace"]
+        return np.linspace(start, stop, int(num), endpoint=True)
+    return np.asarray(spec, dtype=np.float64)
+
+
+@cache
+def _preset(iou_type: str) -> dict:
+    text = resources.files("deteval").joinpath("configs", "coco.toml").read_text()
+    return tomllib.loads(text)[iou_type]
+
+
+def make_params(
+    iou_type: str = "bbox",
+    *,
+    iou_thrs: Sequence[float] | None = None,
+    area_ranges: Mapping[str, Sequence[float]] | None = None,
+    max_dets: Sequence[int] | None = None,
+    use_cats: bool = True,
+    compat: bool = True,
+) -> CocoParams:
+    """Build :class:`CocoParams` from the preset, overriding what is given.
+
+    ``area_ranges`` maps a label to ``(lo, hi)``; the summary reads the
+    labels ``all``, ``small``, ``medium`` and ``large``.
+    """
+    if iou_type not in IOU_TYPES:
+        raise InputError(
+            "iou_type", None, f"{iou_type!r} is not supported by the coco protocol; choose from {IOU_TYPES}"
+        )
+    preset = _preset(iou_type)
+    thrs = _array(preset["iou_thrs"]) if iou_thrs is None else np.asarray(iou_thrs, dtype=np.float64).reshape(-1)
+    if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
+        raise InputError("iou_thrs", None, f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}")
+    md = preset["max_dets"] if max_dets is None else list(max_dets)
+    if len(md) == 0 or any(isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1 for m in md):
+        raise InputError("max_dets", None, f"max dets must be positive integers, got {md}")
+    if compat and len(md) < 3:
+        rule = f"pycocotools' summary reads 3 max-dets values, got {md}; use compat=False (--fixed) to summarise fewer"
+        raise InputError("max_dets", None, rule)
+    rng = preset["area_ranges"] if area_ranges is None else dict(area_ranges)
+    try:
+        ranges = np.array([[float(lo), float(hi)] for lo, hi in rng.values()], dtype=np.float64).reshape(-1, 2)
+    except (TypeError, ValueError):
+        raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
+    if len(ranges) == 0:
+        raise InputError("area_ranges", None, "at least one area range is needed")
+    return CocoParams(
+        iou_type=iou_type,
+        iou_thrs=thrs,
+        rec_thrs=_array(preset["rec_thrs"]),
+        max_dets=tuple(sorted(int(m) for m in md)),
+        area_ranges=ranges,
+        area_labels=tuple(str(k) for k in rng),
+        use_cats=bool(use_cats),
+        compat=bool(compat),
+    )
+
+
+def evaluate(
+    dets: Detections,
+    gt: GroundTruth,
+    *,
+    iou_type: str = "bbox",
+    compat: bool = True,
+    iou_thrs: Sequence[float] | None = None,
+    area_ranges: Mapping[str, Sequence[float]] | None = None,
+    max_dets: Sequence[int] | None = None,
+    use_cats: bool = True,
+) -> EvalResult:
+    """Evaluate loaded detections against loaded ground truth with the COCO protocol."""
+    params = make_params(
+        iou_type, iou_thrs=iou_thrs, area_ranges=area_ranges, max_dets=max_dets, use_cats=use_cats, compat=compat
+    )
+    precision, recall, scores, npig, ndet = _run(dets, gt, params)
+    stats, lines = summarize(precision, recall, params)
+    return EvalResult(
+        protocol="coco",
+        iou_type=iou_type,
+        stats=stats,
+        per_class=_per_class(precision, recall, npig, ndet, gt, params),
+        arrays={
+            "precision": precision,
+            "recall": recall,
+            "scores": scores,
+            "iou_thrs": params.iou_thrs,
+            "rec_thrs": params.rec_thrs,
+            "cat_ids": gt.categories.ids if params.use_cats else np.array([-1]),
+            "area_labels": np.array(params.area_labels),
+            "max_dets": np.array(params.max_dets),
+        },
+        summary_lines=lines,
+        params=params.to_dict(),
+    )
+
+
+def _run(dets: Detections, gt: GroundTruth, params: CocoParams):
+    # kernels are imported here so that loading and argument checks do not pay numba's import
+    from deteval.accumulate import accumulate, positives_per_category
+    from deteval.matching.coco import match_groups
+    from deteval.matching.groups import group_by_image_category
+
+    if gt.box_format != "xywh" or dets.box_format != "xywh":
+        raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
+    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
+    # pycocotools marks matches with annotation ids and reads 0 as "no match"
+    gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
+    n_cat = len(gt.categories) if params.use_cats else 1
+    groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
+    state = match_groups(
+        groups,
+        gt.boxes,
+        gt.area,
+        gt.crowd,
+        gt_ignore,
+        gt_counts,
+        dets.boxes,
+        dets.area,
+        params.iou_thrs,
+        params.area_ranges,
+    )
+    gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
+    npig = positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat)
+    precision, recall, scores = accumulate(
+        groups, state, dets.score, npig, np.array(params.max_dets), params.rec_thrs, n_cat
+    )
+    dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
+    ndet = np.bincount(dt_cat, minlength=n_cat)
+    return precision, recall, scores, npig, ndet
+
+
+def _mean_valid(s: np.ndarray) -> float:
+    valid = s[s > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int, k=slice(None)):
+    """pycocotools' ``_summarize`` selection: the mean of valid entries, -1 if none."""
+    if iou is not None:
+        if params.compat:
+            t = np.where(iou == params.iou_thrs)[0]
+        else:
+            t = np.where(np.isclose(params.iou_thrs, iou, rtol=0, atol=1e-12))[0]
+        arr = arr[t]
+    a = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
+    m = [i for i, md in enumerate(params.max_dets) if md == max_det]
+    if arr.ndim == 5:  # precision T,R,K,A,M
+        return _mean_valid(arr[:, :, k][..., a, m])
+    return _mean_valid(arr[:, k][..., a, m])
+
+
+def _stat_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, int]]:
+    """(name, is_ap, iou, area, max_det) for each headline stat, in COCOeval.stats order."""
+    md = params.max_dets
+    last = md[2] if params.compat else md[-1]
+    ap_all = 100 if params.compat else md[-1]  # pycocotools' _summarize default
+    specs = [
+        ("AP", True, None, "all", ap_all),
+        ("AP50", True, 0.5, "all", last),
+        ("AP75", True, 0.75, "all", last),
+        ("APs", True, None, "small", last),
+        ("APm", True, None, "medium", last),
+        ("APl", True, None, "large", last),
+    ]
+    specs += [(f"AR{m}", False, None, "all", m) for m in md[:3]]
+    specs += [
+        ("ARs", False, None, "small", last),
+        ("ARm", False, None, "medium", last),
+        ("ARl", False, None, "large", last),
+    ]
+    return specs
+
+
+def summarize(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> tuple[dict[str, float], list[str]]:
+    """The headline stats and pycocotools' printed summary lines."""
+    stats: dict[str, float] = {}
+    lines = []
+    for name, is_ap, iou, area, max_det in _stat_specs(params):
+        value = _select(precision if is_ap else recall, params, iou, area, max_det)
+        stats[name] = value
+        title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
+        iou_str = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}" if iou is None else f"{iou:0.2f}"
+        lines.append(
+            f" {title:<18} {kind} @[ IoU={iou_str:<9} | area={area:>6s} | maxDets={max_det:>3d} ] = {value:0.3f}"
+        )
+    return stats, lines
+
+
+def _per_class(precision, recall, npig, ndet, gt: GroundTruth, params: CocoParams) -> list[dict]:
+    if not params.use_cats:
+        return []
+    specs = _stat_specs(params)
+    ap_specs = [s for s in specs if s[1]]
+    ar_last = ("AR", False, None, "all", params.max_dets[-1])
+    all_idx = params.area_labels.index("all") if "all" in params.area_labels else None
+    rows = []
+    for k in range(len(gt.categories)):
+        row = {"category_id": gt.categories.id_of(k), "name": gt.categories.name_of(k)}
+        for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]:
+            row[name] = _select(precision if is_ap else recall, params, iou, area, max_det, k=slice(k, k + 1))
+        row["num_gt"] = int(npig[k, all_idx]) if all_idx is not None else None
+        row["num_det"] = int(ndet[k])
+        rows.append(row)
+    return rows
+
+
+def add_cli_arguments(parser) -> None:
+    """COCO's own flags for the ``deteval`` command line."""
+    g = parser.add_argument_group("coco protocol")
+    g.add_argument("--iou-thrs", type=float, nargs="+", metavar="T", help="IoU thresholds (default: .50:.05:.95)")
+    g.add_argument("--max-dets", type=int, nargs="+", metavar="N", help="max detections per image (default: 1 10 100)")
+    g.add_argument(
+        "--area-range",
+        action="append",
+        metavar="LABEL:LO:HI",
+        help="an area range, repeatable (default: all, small, medium, large as COCO defines them)",
+    )
+    g.add_argument("--no-cats", action="store_true", help="pool categories (pycocotools' useCats=0)")
+
+
+def options_from_args(args) -> dict:
+    """Protocol options from the parsed command line."""
+    options: dict = {"use_cats": not args.no_cats}
+    if args.iou_thrs:
+        options["iou_thrs"] = args.iou_thrs
+    if args.max_dets:
+        options["max_dets"] = args.max_dets
+    if args.area_range:
+        ranges = {}
+        for spec in args.area_range:
+            try:
+                label, lo, hi = spec.split(":")
+                ranges[label] = (float(lo), float(hi))
+            except ValueError:
+                raise InputError("--area-range", spec, "expected LABEL:LO:HI, e.g. small:0:1024") from None
+        options["area_ranges"] = ranges
+    return options
