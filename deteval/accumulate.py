@@ -11,21 +11,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from deteval.matching.groups import Groups
-
 EPS = float(np.spacing(1))  # pycocotools adds it to precision's denominator
 
 
 @njit(cache=True, parallel=True)
-def _accumulate_kernel(state, score, rank, cat_off, has_rows, npig, max_dets, rec_thrs):  # pragma: no cover - numba
+def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  # pragma: no cover - numba
     n_thr, n_area = state.shape[2], state.shape[1]
     n_cat, n_md, n_rec = len(cat_off) - 1, len(max_dets), len(rec_thrs)
     precision = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     scores = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     recall = np.full((n_thr, n_cat, n_area, n_md), -1.0)
     for k in prange(n_cat):
-        if not has_rows[k]:
-            continue
         p0, p1 = cat_off[k], cat_off[k + 1]
         order = np.argsort(-score[p0:p1], kind="mergesort")
         sel = np.empty(p1 - p0, np.int64)
@@ -91,47 +87,50 @@ def positives_per_category(
 
 
 def accumulate(
-    groups: Groups,
+    det_category: np.ndarray,
+    det_image: np.ndarray,
+    det_rank: np.ndarray,
+    det_score: np.ndarray,
     state: np.ndarray,
-    dt_score: np.ndarray,
     npig: np.ndarray,
     max_dets: np.ndarray,
     rec_thrs: np.ndarray,
-    n_cat: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """COCO's ``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]``.
 
+    Rows may come in any order (shards concatenated, say): they are ranked
+    here by (category, image, rank), then by score within each category.
+
     Parameters
     ----------
-    groups : Groups
-        The grouping the matches were made on (category-major).
-    state : int8 array (len(groups.dt_rows), A, T)
-        Outcome of each grouped detection, from :func:`deteval.matching.coco.match_groups`.
-    dt_score : float64 array
-        Scores of all detections, indexed by detection row.
+    det_category : int array (N,)
+        Category index of each matched detection (0 for all when pooled).
+    det_image : int array (N,)
+        Image index, ascending with the image id (the tie order across images).
+    det_rank : int array (N,)
+        Rank of the detection within its (image, category) group, by score.
+    det_score : float64 array (N,)
+    state : int8 array (N, A, T)
+        Outcome of each detection, from :func:`deteval.matching.coco.match_groups`.
     npig : int64 array (K, A)
         Non-ignored ground truth per category and area range.
     max_dets : int array (M,), ascending
     rec_thrs : float64 array (R,)
-    n_cat : int
-        Number of categories K (1 when categories are pooled).
 
     Returns
     -------
     precision, recall, scores : float64 arrays, -1 where a category has no
-    ground truth or no rows, as pycocotools' ``COCOeval.eval``.
+    positives, as pycocotools' ``COCOeval.eval``.
     """
-    cat_of_group = np.maximum(groups.category, 0)  # pooled categories: one K slot
-    cat_of_pos = np.repeat(cat_of_group, np.diff(groups.dt_offsets))
-    cat_off = np.searchsorted(cat_of_pos, np.arange(n_cat + 1), side="left").astype(np.int64)
-    has_rows = np.zeros(n_cat, np.bool_)
-    has_rows[cat_of_group] = True
+    n_cat = npig.shape[0]
+    order = np.lexsort((det_rank, det_image, det_category))
+    category = np.asarray(det_category)[order]
+    cat_off = np.searchsorted(category, np.arange(n_cat + 1), side="left").astype(np.int64)
     return _accumulate_kernel(
-        state,
-        np.ascontiguousarray(dt_score[groups.dt_rows], np.float64),
-        groups.dt_rank,
+        np.ascontiguousarray(state[order]),
+        np.ascontiguousarray(det_score[order], np.float64),
+        np.ascontiguousarray(det_rank[order], np.int64),
         cat_off,
-        has_rows,
         np.ascontiguousarray(npig, np.int64),
         np.ascontiguousarray(max_dets, np.int64),
         np.ascontiguousarray(rec_thrs, np.float64),

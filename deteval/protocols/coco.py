@@ -26,7 +26,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.report import EvalResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -120,6 +120,85 @@ def make_params(
     )
 
 
+@dataclass(frozen=True)
+class CocoMatches:
+    """The outcome of matching: everything accumulation needs, as flat arrays.
+
+    Shards of a dataset (batches, processes, Dask partitions) concatenate
+    row-wise, with ``npig`` and ``ndet`` summed, once their image indices
+    refer to one shared, id-sorted image table.
+    """
+
+    det_category: np.ndarray  # int32 (N,), 0 for all when categories are pooled
+    det_image: np.ndarray  # int32 (N,), ascending with the image id
+    det_rank: np.ndarray  # int32 (N,), rank by score within (image, category)
+    det_score: np.ndarray  # float64 (N,)
+    state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
+    npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
+    ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
+
+
+def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
+    """Group, compute IoU and match, for every IoU threshold and area range."""
+    # kernels are imported here so that loading and argument checks do not pay numba's import
+    from deteval.accumulate import positives_per_category
+    from deteval.matching.coco import match_groups
+    from deteval.matching.groups import group_by_image_category
+
+    if gt.box_format != "xywh" or dets.box_format != "xywh":
+        raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
+    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
+    # pycocotools marks matches with annotation ids and reads 0 as "no match"
+    gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
+    n_cat = len(gt.categories) if params.use_cats else 1
+    groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
+    state = match_groups(
+        groups, gt.boxes, gt.area, gt.crowd, gt_ignore, gt_counts,
+        dets.boxes, dets.area, params.iou_thrs, params.area_ranges,
+    )  # fmt: skip
+    gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
+    dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
+    return CocoMatches(
+        det_category=dt_cat[groups.dt_rows],
+        det_image=dets.image[groups.dt_rows],
+        det_rank=groups.dt_rank,
+        det_score=dets.score[groups.dt_rows],
+        state=state,
+        npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
+        ndet=np.bincount(dt_cat, minlength=n_cat).astype(np.int64),
+    )
+
+
+def result_from_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> EvalResult:
+    """Rank, accumulate and summarise matches into the protocol's result."""
+    from deteval.accumulate import accumulate
+
+    m = matches
+    precision, recall, scores = accumulate(
+        m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig,
+        np.array(params.max_dets), params.rec_thrs,
+    )  # fmt: skip
+    stats, lines = summarize(precision, recall, params)
+    return EvalResult(
+        protocol="coco",
+        iou_type=params.iou_type,
+        stats=stats,
+        per_class=_per_class(precision, recall, m.npig, m.ndet, categories, params),
+        arrays={
+            "precision": precision,
+            "recall": recall,
+            "scores": scores,
+            "iou_thrs": params.iou_thrs,
+            "rec_thrs": params.rec_thrs,
+            "cat_ids": categories.ids if params.use_cats else np.array([-1]),
+            "area_labels": np.array(params.area_labels),
+            "max_dets": np.array(params.max_dets),
+        },
+        summary_lines=lines,
+        params=params.to_dict(),
+    )
+
+
 def evaluate(
     dets: Detections,
     gt: GroundTruth,
@@ -135,61 +214,7 @@ def evaluate(
     params = make_params(
         iou_type, iou_thrs=iou_thrs, area_ranges=area_ranges, max_dets=max_dets, use_cats=use_cats, compat=compat
     )
-    precision, recall, scores, npig, ndet = _run(dets, gt, params)
-    stats, lines = summarize(precision, recall, params)
-    return EvalResult(
-        protocol="coco",
-        iou_type=iou_type,
-        stats=stats,
-        per_class=_per_class(precision, recall, npig, ndet, gt, params),
-        arrays={
-            "precision": precision,
-            "recall": recall,
-            "scores": scores,
-            "iou_thrs": params.iou_thrs,
-            "rec_thrs": params.rec_thrs,
-            "cat_ids": gt.categories.ids if params.use_cats else np.array([-1]),
-            "area_labels": np.array(params.area_labels),
-            "max_dets": np.array(params.max_dets),
-        },
-        summary_lines=lines,
-        params=params.to_dict(),
-    )
-
-
-def _run(dets: Detections, gt: GroundTruth, params: CocoParams):
-    # kernels are imported here so that loading and argument checks do not pay numba's import
-    from deteval.accumulate import accumulate, positives_per_category
-    from deteval.matching.coco import match_groups
-    from deteval.matching.groups import group_by_image_category
-
-    if gt.box_format != "xywh" or dets.box_format != "xywh":
-        raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
-    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
-    # pycocotools marks matches with annotation ids and reads 0 as "no match"
-    gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
-    n_cat = len(gt.categories) if params.use_cats else 1
-    groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
-    state = match_groups(
-        groups,
-        gt.boxes,
-        gt.area,
-        gt.crowd,
-        gt_ignore,
-        gt_counts,
-        dets.boxes,
-        dets.area,
-        params.iou_thrs,
-        params.area_ranges,
-    )
-    gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
-    npig = positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat)
-    precision, recall, scores = accumulate(
-        groups, state, dets.score, npig, np.array(params.max_dets), params.rec_thrs, n_cat
-    )
-    dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
-    ndet = np.bincount(dt_cat, minlength=n_cat)
-    return precision, recall, scores, npig, ndet
+    return result_from_matches(match(dets, gt, params), gt.categories, params)
 
 
 def _mean_valid(s: np.ndarray) -> float:
@@ -249,7 +274,7 @@ def summarize(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> 
     return stats, lines
 
 
-def _per_class(precision, recall, npig, ndet, gt: GroundTruth, params: CocoParams) -> list[dict]:
+def _per_class(precision, recall, npig, ndet, categories: IdTable, params: CocoParams) -> list[dict]:
     if not params.use_cats:
         return []
     specs = _stat_specs(params)
@@ -257,8 +282,8 @@ def _per_class(precision, recall, npig, ndet, gt: GroundTruth, params: CocoParam
     ar_last = ("AR", False, None, "all", params.max_dets[-1])
     all_idx = params.area_labels.index("all") if "all" in params.area_labels else None
     rows = []
-    for k in range(len(gt.categories)):
-        row = {"category_id": gt.categories.id_of(k), "name": gt.categories.name_of(k)}
+    for k in range(len(categories)):
+        row = {"category_id": categories.id_of(k), "name": categories.name_of(k)}
         for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]:
             row[name] = _select(precision if is_ap else recall, params, iou, area, max_det, k=slice(k, k + 1))
         row["num_gt"] = int(npig[k, all_idx]) if all_idx is not None else None
