@@ -9,12 +9,12 @@ from deteval.report import EvalResult
 from deteval.types import Detections, GroundTruth
 
 
-def load_coco_pair(preds: Any, gt: Any) -> tuple[Detections, GroundTruth]:
+def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
     """Load COCO results and ground truth given as paths, JSON objects or containers."""
     from deteval.io.coco import load_coco_gt, load_coco_results
 
-    gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt)
-    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded)
+    gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=iou_type)
+    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type)
     return dets, gt_loaded
 
 
@@ -37,14 +37,14 @@ def evaluate(
         Neither input is modified.
     protocol : str, default "coco"
         A registered protocol (``deteval.protocols.available()``).
-    iou_type : str, default "bbox"
+    iou_type : {"bbox", "segm", "keypoints"}, default "bbox"
     compat : bool, default True
         Reproduce the reference tool exactly, quirks included; False corrects
         the quirks (see README, "Compat and fixed modes").
     **options
         Protocol options. For ``coco``: ``iou_thrs`` (sequence of floats),
         ``area_ranges`` (mapping label -> (lo, hi)), ``max_dets`` (sequence of
-        ints), ``use_cats`` (bool).
+        ints), ``use_cats`` (bool), ``kpt_sigmas`` (keypoints: one per keypoint).
 
     Returns
     -------
@@ -61,5 +61,5 @@ def evaluate(
     if iou_type not in module.IOU_TYPES:
         raise ValueError(f"protocol {protocol!r} supports iou_type {module.IOU_TYPES}, not {iou_type!r}")
     loader = getattr(module, "load_inputs", load_coco_pair)
-    dets, gt_loaded = loader(preds, gt)
+    dets, gt_loaded = loader(preds, gt, iou_type=iou_type)
     return module.evaluate(dets, gt_loaded, iou_type=iou_type, compat=compat, **options)

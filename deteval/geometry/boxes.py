@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
@@ -61,3 +61,41 @@ def box_iou(dt: np.ndarray, gt: np.ndarray, crowd: np.ndarray | None = None) -> 
     if len(crowd) != len(gt):
         raise ValueError(f"crowd has {len(crowd)} entries for {len(gt)} ground-truth boxes")
     return _iou_matrix(dt, gt, crowd)
+
+
+@njit(cache=True, parallel=True)
+def _box_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_boxes, gt_crowd, dt_boxes):  # pragma: no cover
+    out = np.empty(pair_off[-1])
+    for grp in prange(len(gt_off) - 1):
+        ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
+        for d in range(nd):
+            db = dt_boxes[dt_rows[dt_off[grp] + d]]
+            for g in range(ng):
+                r = gt_rows[gt_off[grp] + g]
+                gb = gt_boxes[r]
+                out[pair_off[grp] + d * ng + g] = iou_xywh(
+                    db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], gt_crowd[r]
+                )
+    return out
+
+
+def box_iou_blocks(
+    gt_rows: np.ndarray,
+    gt_off: np.ndarray,
+    dt_rows: np.ndarray,
+    dt_off: np.ndarray,
+    pair_off: np.ndarray,
+    gt_boxes: np.ndarray,
+    gt_crowd: np.ndarray,
+    dt_boxes: np.ndarray,
+) -> np.ndarray:
+    """Box IoU of every (detection, ground truth) pair of every group, flat.
+
+    Groups are CSR slices of row indices (``gt_rows[gt_off[i]:gt_off[i+1]]``);
+    group ``i``'s ``D x G`` block, row-major, starts at ``pair_off[i]``.
+    """
+    return _box_iou_blocks(
+        gt_rows, gt_off, dt_rows, dt_off, pair_off,
+        np.ascontiguousarray(gt_boxes, np.float64), np.ascontiguousarray(gt_crowd, np.bool_),
+        np.ascontiguousarray(dt_boxes, np.float64),
+    )  # fmt: skip

@@ -14,6 +14,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.json_source import read_json
+from deteval.io.masks import masks_from_segmentations
 from deteval.types import Detections, GroundTruth, IdTable
 
 
@@ -102,6 +103,20 @@ def _flags(values: list, name: str, listname: str, key: str, records: list) -> n
     return np.array(values, dtype=np.int64).reshape(-1) != 0
 
 
+def _keypoints(values: list, name: str, listname: str, records: list) -> np.ndarray:
+    """Keypoints as float64 (N, 3K): one length for all, a multiple of 3."""
+    if not values:
+        return np.zeros((0, 0), np.float64)
+    lengths = {len(v) if isinstance(v, list) else -1 for v in values}
+    if len(lengths) != 1 or min(lengths) <= 0 or min(lengths) % 3:
+        for i, v in enumerate(values):
+            if not isinstance(v, list) or len(v) % 3 or len(v) != len(values[0]) or not v:
+                n = len(v) if isinstance(v, list) else type(v).__name__
+                rule = f"keypoints must be a list of 3K numbers (x, y, v), as long as {listname}[0]'s; got {n}"
+                raise InputError(name, _record(listname, i, records[i]), rule)
+    return _numbers(values, name, listname, "keypoints", records, width=len(values[0]))
+
+
 def _get_list(data: dict, key: str, name: str) -> list:
     if key not in data:
         raise InputError(name, None, f"ground truth is missing the {key!r} list")
@@ -125,8 +140,14 @@ def _id_table(records: list, name: str, listname: str, unique: bool) -> tuple[np
     return sorted_ids, first
 
 
-def load_coco_gt(source: Any) -> GroundTruth:
+def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     """Load COCO ground truth (a path, or the loaded ``dict``) into a :class:`GroundTruth`.
+
+    ``iou_type`` says which geometry to read besides boxes: ``"segm"`` reads
+    ``segmentation`` (polygons rasterised at the image's size, RLE) into
+    ``extra["masks"]``; ``"keypoints"`` reads ``keypoints`` into
+    ``extra["keypoints"]`` (N, 3K) and ``num_keypoints`` (counted from the
+    visibility flags when absent) into ``extra["num_keypoints"]``.
 
     Images and categories are ordered by ascending id, as pycocotools orders
     ``imgIds``/``catIds``; annotations keep file order. Annotations whose
@@ -181,6 +202,21 @@ def load_coco_gt(source: Any) -> GroundTruth:
     ignore = _flags(_column(anns, "ignore", name, "annotations", default=0), name, "annotations", "ignore", anns)
 
     keep = img_found & cat_found
+    extra = {}
+    if iou_type == "segm":
+        kept = np.flatnonzero(keep)
+        kept_anns = [anns[i] for i in kept]
+        segs = _column(kept_anns, "segmentation", name, "annotations")
+        extra["masks"] = masks_from_segmentations(
+            segs, height[image[kept]], width[image[kept]], name, "annotations", kept_anns
+        )
+    elif iou_type == "keypoints":
+        kpts = _keypoints(_column(anns, "keypoints", name, "annotations"), name, "annotations", anns)
+        counted = (kpts[:, 2::3] > 0).sum(axis=1)
+        given = _column(anns, "num_keypoints", name, "annotations", default=None)
+        num = np.array([counted[i] if v is None else v for i, v in enumerate(given)], dtype=np.float64).reshape(-1)
+        extra["keypoints"] = kpts[keep]
+        extra["num_keypoints"] = num[keep]
     if not keep.all():
         warnings.warn(
             f"{name}: {int((~img_found).sum())} annotations name an image and "
@@ -202,16 +238,39 @@ def load_coco_gt(source: Any) -> GroundTruth:
         categories=category_table,
         box_format="xywh",
         source=name,
+        extra=extra,
     )
 
 
-def load_coco_results(source: Any, gt: GroundTruth) -> Detections:
+def _loadres_branch(first: Any) -> str:
+    """Which of pycocotools' ``loadRes`` branches reads these results: decided by the first one."""
+    if isinstance(first, dict):
+        if "bbox" in first and first["bbox"] != []:
+            return "bbox"
+        if "segmentation" in first:
+            return "segm"
+        if "keypoints" in first:
+            return "keypoints"
+    return "none"
+
+
+def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> Detections:
     """Load COCO results (a path, or the loaded ``list``) against ``gt``.
 
-    As pycocotools' ``loadRes`` does for box results, the area used for the
-    area ranges is the box's ``w*h``. Results whose category is not in the
-    ground truth are skipped with a :class:`DetevalWarning` giving the count
-    (pycocotools skips them silently). An empty list is valid.
+    Boxes and areas follow pycocotools' ``loadRes``, which picks one reading
+    for all results from the first one: if it has a ``bbox``, every result
+    needs one and its area is ``w*h`` (for masks too: the reason detectron2
+    drops ``bbox`` from mask results); else if it has a ``segmentation``, the
+    area is the mask's and a missing box is the mask's extent; else the box
+    and area are the keypoints' extent. ``iou_type="segm"`` also reads the
+    masks into ``extra["masks"]`` (a box-only result becomes its box polygon,
+    as in pycocotools) and their areas into ``extra["mask_area"]``;
+    ``"keypoints"`` reads ``extra["keypoints"]``.
+
+    Results whose category is not in the ground truth are skipped with a
+    :class:`DetevalWarning` giving the count (pycocotools skips them
+    silently). An empty list is valid, and so is a COCO dataset dict whose
+    ``annotations`` carry scores.
 
     Raises
     ------
@@ -219,7 +278,7 @@ def load_coco_results(source: Any, gt: GroundTruth) -> Detections:
         Malformed JSON, a result that is not an object, missing keys, an
         ``image_id`` not in the ground truth, a bbox that is not 4 finite
         numbers or has a negative size, a missing, non-numeric or non-finite
-        score.
+        score, malformed masks or keypoints.
     """
     data, name = read_json(source, "results")
     lst = "results"
@@ -237,28 +296,82 @@ def load_coco_results(source: Any, gt: GroundTruth) -> Detections:
         i = int(np.argmin(found))
         rule = f"image_id {img_vals[i]!r} is not an image of the ground truth ({gt.source})"
         raise InputError(name, _record(lst, i, data[i]), rule)
-    category, cat_found = gt.categories.lookup(
-        _ids(_column(data, "category_id", name, lst), name, lst, "category_id", data)
-    )
-    boxes = _numbers(_column(data, "bbox", name, lst), name, lst, "bbox", data, width=4)
-    _check_box_sizes(boxes, name, lst, data)
+    cat_vals = _column(data, "category_id", name, lst)
+    category, keep = gt.categories.lookup(_ids(cat_vals, name, lst, "category_id", data))
     score = _numbers(_column(data, "score", name, lst), name, lst, "score", data)
-    if not cat_found.all():
-        missing = sorted({str(c) for c, f in zip(_column(data, "category_id", name, lst), cat_found) if not f})
+    if not keep.all():
+        missing = sorted({str(c) for c, f in zip(cat_vals, keep) if not f})
         warnings.warn(
-            f"{name}: skipped {int((~cat_found).sum())} results whose category_id is not in the ground truth "
+            f"{name}: skipped {int((~keep).sum())} results whose category_id is not in the ground truth "
             f"({', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}), as pycocotools does",
             DetevalWarning,
             stacklevel=2,
         )
-    keep = cat_found
-    boxes = boxes[keep]
+    kept = np.flatnonzero(keep)
+    data = [data[i] for i in kept] if len(kept) < len(data) else data
+    image, category, score = image[kept], category[kept], score[kept]
+
+    branch = _loadres_branch(data[0]) if data else "bbox"
+    if branch == "none":
+        raise InputError(name, _record(lst, 0, data[0]), "a result needs a 'bbox', a 'segmentation' or 'keypoints'")
+    extra: dict = {}
+    boxes = None
+    if branch == "bbox":
+        boxes = _numbers(_column(data, "bbox", name, lst), name, lst, "bbox", data, width=4)
+        _check_box_sizes(boxes, name, lst, data)
+    masks = None
+    if branch == "segm" or iou_type == "segm":
+        if branch == "bbox":  # pycocotools gives box-only results their box as a polygon
+            segs = [r["segmentation"] if "segmentation" in r else _box_polygon(b) for r, b in zip(data, boxes)]
+        else:
+            segs = _column(data, "segmentation", name, lst)
+        masks = masks_from_segmentations(segs, gt.images.height[image], gt.images.width[image], name, lst, data)
+        extra["masks"] = masks
+        extra["mask_area"] = _mask_areas(masks)
+    kpts = None
+    if branch == "keypoints" or iou_type == "keypoints":
+        kpts = _keypoints(_column(data, "keypoints", name, lst), name, lst, data)
+        extra["keypoints"] = kpts
+
+    if branch == "bbox":
+        area = boxes[:, 2] * boxes[:, 3]
+    elif branch == "segm":
+        from deteval.geometry.masks import rle_extents
+
+        boxes = rle_extents(masks.counts.astype(np.int64), masks.offsets, masks.height, masks.width)
+        given = [i for i, r in enumerate(data) if "bbox" in r]
+        if given:
+            sub = [data[i] for i in given]
+            boxes[given] = _numbers([r["bbox"] for r in sub], name, lst, "bbox", sub, width=4)
+            _check_box_sizes(boxes[given], name, lst, sub)
+        area = extra["mask_area"]
+    else:  # keypoints: the extent of all keypoints, unlabelled (0, 0) ones included
+        x, y = kpts[:, 0::3], kpts[:, 1::3]
+        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+        boxes = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
+        area = (x1 - x0) * (y1 - y0)
     return Detections(
-        image=image[keep],
-        category=category[keep],
+        image=image,
+        category=category,
         boxes=boxes,
-        score=score[keep],
-        area=boxes[:, 2] * boxes[:, 3],
+        score=score,
+        area=area,
         box_format="xywh",
         source=name,
+        extra=extra,
     )
+
+
+def _mask_areas(masks) -> np.ndarray:
+    """Pixels of each mask: the sum of its odd (1-valued) runs."""
+    starts = masks.offsets[:-1]
+    parity = np.arange(len(masks.counts)) - np.repeat(starts, np.diff(masks.offsets))
+    ones = np.where(parity % 2 == 1, masks.counts.astype(np.int64), 0)
+    csum = np.concatenate([[0], np.cumsum(ones)])
+    return (csum[masks.offsets[1:]] - csum[starts]).astype(np.float64)
+
+
+def _box_polygon(box: np.ndarray) -> list:
+    x1, y1 = box[0], box[1]
+    x2, y2 = x1 + box[2], y1 + box[3]
+    return [[x1, y1, x1, y2, x2, y2, x2, y1]]

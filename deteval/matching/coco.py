@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from deteval.geometry.boxes import iou_xywh
 from deteval.matching.groups import Groups
 
 FP, TP, IGNORED = 0, 1, 2
@@ -22,12 +21,12 @@ def _match_kernel(
     gt_off,
     dt_rows,
     dt_off,
-    gt_boxes,
+    pair_off,
+    ious,
     gt_area,
     gt_crowd,
     gt_ignore,
     gt_counts,
-    dt_boxes,
     dt_area,
     iou_thrs,
     area_lo,
@@ -41,13 +40,7 @@ def _match_kernel(
         ng, nd = g1 - g0, d1 - d0
         if nd == 0:
             continue
-        ious = np.zeros((nd, ng))
-        for d in range(nd):
-            db = dt_boxes[dt_rows[d0 + d]]
-            for g in range(ng):
-                r = gt_rows[g0 + g]
-                gb = gt_boxes[r]
-                ious[d, g] = iou_xywh(db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], gt_crowd[r])
+        p0 = pair_off[grp]
         ig = np.empty(ng, np.bool_)
         order = np.empty(ng, np.int64)
         taken = np.empty(ng, np.bool_)
@@ -76,9 +69,10 @@ def _match_kernel(
                         # once a regular ground truth is matched, ignored ones cannot take over
                         if m > -1 and not ig[m] and ig[g]:
                             break
-                        if ious[d, g] < best:
+                        iou = ious[p0 + d * ng + g]
+                        if iou < best:
                             continue
-                        best = ious[d, g]
+                        best = iou
                         m = g
                     counts = False
                     ignored = False
@@ -91,22 +85,21 @@ def _match_kernel(
                         if da < lo or da > hi:
                             ignored = True
                     if ignored:
-                        out[d0 + d, a, t] = 2
+                        out[d0 + d, a, t] = IGNORED
                     elif counts:
-                        out[d0 + d, a, t] = 1
+                        out[d0 + d, a, t] = TP
                     else:
-                        out[d0 + d, a, t] = 0
+                        out[d0 + d, a, t] = FP
     return out
 
 
 def match_groups(
     groups: Groups,
-    gt_boxes: np.ndarray,
+    ious: np.ndarray,
     gt_area: np.ndarray,
     gt_crowd: np.ndarray,
     gt_ignore: np.ndarray,
     gt_counts: np.ndarray,
-    dt_boxes: np.ndarray,
     dt_area: np.ndarray,
     iou_thrs: np.ndarray,
     area_ranges: np.ndarray,
@@ -118,10 +111,12 @@ def match_groups(
     groups : Groups
         CSR grouping from :func:`deteval.matching.groups.group_by_image_category`
         (detections already in score order and cut to the largest max-dets).
-    gt_boxes, dt_boxes : float64 arrays (N, 4), ``xywh``
+    ious : float64 array
+        Overlaps (box or mask IoU, OKS) of each group's ``D x G`` pairs, row-major,
+        group ``i`` at ``groups.pair_offsets()[i]``.
     gt_area, dt_area : float64 arrays, the areas tested against the area ranges
     gt_crowd : bool array
-        Crowd ground truth: IoU over the detection's area; may be matched many times.
+        Crowd ground truth: may be matched by any number of detections.
     gt_ignore : bool array
         Ground truth ignored in every area range (pycocotools: ``iscrowd``).
     gt_counts : bool array
@@ -138,18 +133,11 @@ def match_groups(
     """
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
     return _match_kernel(
-        groups.gt_rows,
-        groups.gt_offsets,
-        groups.dt_rows,
-        groups.dt_offsets,
-        np.ascontiguousarray(gt_boxes, np.float64),
-        np.ascontiguousarray(gt_area, np.float64),
-        np.ascontiguousarray(gt_crowd, np.bool_),
-        np.ascontiguousarray(gt_ignore, np.bool_),
-        np.ascontiguousarray(gt_counts, np.bool_),
-        np.ascontiguousarray(dt_boxes, np.float64),
+        groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets(),
+        np.ascontiguousarray(ious, np.float64),
+        np.ascontiguousarray(gt_area, np.float64), np.ascontiguousarray(gt_crowd, np.bool_),
+        np.ascontiguousarray(gt_ignore, np.bool_), np.ascontiguousarray(gt_counts, np.bool_),
         np.ascontiguousarray(dt_area, np.float64),
         np.ascontiguousarray(iou_thrs, np.float64),
-        np.ascontiguousarray(area_ranges[:, 0]),
-        np.ascontiguousarray(area_ranges[:, 1]),
-    )
+        np.ascontiguousarray(area_ranges[:, 0]), np.ascontiguousarray(area_ranges[:, 1]),
+    )  # fmt: skip

@@ -32,6 +32,11 @@ class Groups:
     def __len__(self) -> int:
         return len(self.image)
 
+    def pair_offsets(self) -> np.ndarray:
+        """Start of each group's ``D x G`` block of pairs in a flat overlap array (G + 1,)."""
+        pairs = np.diff(self.dt_offsets) * np.diff(self.gt_offsets)
+        return np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
+
 
 def group_by_image_category(
     gt: GroundTruth,

@@ -33,7 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-IOU_TYPES = ("bbox",)
+IOU_TYPES = ("bbox", "segm", "keypoints")
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,12 @@ class CocoParams:
     area_labels: tuple[str, ...]
     use_cats: bool = True
     compat: bool = True
+    kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
 
     def to_dict(self) -> dict:
         return {
             "iou_type": self.iou_type,
+            **({"kpt_sigmas": self.kpt_sigmas.tolist()} if self.kpt_sigmas is not None else {}),
             "iou_thrs": self.iou_thrs.tolist(),
             "max_dets": list(self.max_dets),
             "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
@@ -81,11 +83,13 @@ def make_params(
     max_dets: Sequence[int] | None = None,
     use_cats: bool = True,
     compat: bool = True,
+    kpt_sigmas: Sequence[float] | None = None,
 ) -> CocoParams:
     """Build :class:`CocoParams` from the preset, overriding what is given.
 
     ``area_ranges`` maps a label to ``(lo, hi)``; the summary reads the
-    labels ``all``, ``small``, ``medium`` and ``large``.
+    labels ``all``, ``small``, ``medium`` and ``large``. ``kpt_sigmas``
+    (keypoints only) defaults to the 17 COCO person sigmas.
     """
     if iou_type not in IOU_TYPES:
         raise InputError(
@@ -98,7 +102,7 @@ def make_params(
     md = preset["max_dets"] if max_dets is None else list(max_dets)
     if len(md) == 0 or any(isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1 for m in md):
         raise InputError("max_dets", None, f"max dets must be positive integers, got {md}")
-    if compat and len(md) < 3:
+    if compat and len(md) < 3 and iou_type != "keypoints":
         rule = f"pycocotools' summary reads 3 max-dets values, got {md}; use compat=False (--fixed) to summarise fewer"
         raise InputError("max_dets", None, rule)
     rng = preset["area_ranges"] if area_ranges is None else dict(area_ranges)
@@ -108,6 +112,20 @@ def make_params(
         raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
     if len(ranges) == 0:
         raise InputError("area_ranges", None, "at least one area range is needed")
+    sigmas = None
+    if iou_type == "keypoints":
+        from deteval.geometry.keypoints import COCO_SIGMAS
+
+        sigmas = COCO_SIGMAS if kpt_sigmas is None else np.asarray(kpt_sigmas, dtype=np.float64).reshape(-1)
+        if len(sigmas) == 0 or not np.all(np.isfinite(sigmas) & (sigmas > 0)):
+            raise InputError("kpt_sigmas", None, f"keypoint sigmas must be positive numbers, got {sigmas.tolist()}")
+        if compat and not use_cats:
+            rule = (
+                "pycocotools cannot pool categories for keypoints (computeOks reads no ground truth); use compat=False"
+            )
+            raise InputError("use_cats", None, rule)
+    elif kpt_sigmas is not None:
+        raise InputError("kpt_sigmas", None, "keypoint sigmas apply to iou_type='keypoints' only")
     return CocoParams(
         iou_type=iou_type,
         iou_thrs=thrs,
@@ -117,6 +135,7 @@ def make_params(
         area_labels=tuple(str(k) for k in rng),
         use_cats=bool(use_cats),
         compat=bool(compat),
+        kpt_sigmas=sigmas,
     )
 
 
@@ -148,14 +167,18 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
     gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
+    if params.iou_type == "keypoints":
+        gt_ignore = gt_ignore | (_need(gt, "num_keypoints", "keypoints") == 0)
     # pycocotools marks matches with annotation ids and reads 0 as "no match"
     gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
     n_cat = len(gt.categories) if params.use_cats else 1
     groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
+    ious = overlaps(groups, dets, gt, params)
+    # pycocotools reads a mask result's area from its box when it has one; fixed mode uses the mask
+    dt_area = dets.extra["mask_area"] if params.iou_type == "segm" and not params.compat else dets.area
     state = match_groups(
-        groups, gt.boxes, gt.area, gt.crowd, gt_ignore, gt_counts,
-        dets.boxes, dets.area, params.iou_thrs, params.area_ranges,
-    )  # fmt: skip
+        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges
+    )
     gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
     dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
     return CocoMatches(
@@ -167,6 +190,33 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
         ndet=np.bincount(dt_cat, minlength=n_cat).astype(np.int64),
     )
+
+
+def _need(container, key: str, iou_type: str):
+    if key not in container.extra:
+        raise InputError(container.source, None, f"loaded without {key}: load it with iou_type={iou_type!r}")
+    return container.extra[key]
+
+
+def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> np.ndarray:
+    """The overlap of every (detection, ground truth) pair of every group: box IoU, mask IoU or OKS."""
+    blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
+    if params.iou_type == "bbox":
+        from deteval.geometry.boxes import box_iou_blocks
+
+        return box_iou_blocks(*blocks, gt.boxes, gt.crowd, dets.boxes)
+    if params.iou_type == "segm":
+        from deteval.geometry.masks import mask_iou_blocks
+
+        return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), gt.crowd, _need(dets, "masks", "segm"))
+    from deteval.geometry.keypoints import oks_blocks
+
+    gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")
+    k = len(params.kpt_sigmas)
+    for c, who in ((gt_kpts, gt.source), (dt_kpts, dets.source)):
+        if len(c) and c.shape[1] != 3 * k:
+            raise InputError(who, None, f"keypoints have {c.shape[1] // 3} points but there are {k} sigmas")
+    return oks_blocks(*blocks, gt_kpts, gt.boxes, gt.area, dt_kpts, params.kpt_sigmas)
 
 
 def result_from_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> EvalResult:
@@ -209,10 +259,17 @@ def evaluate(
     area_ranges: Mapping[str, Sequence[float]] | None = None,
     max_dets: Sequence[int] | None = None,
     use_cats: bool = True,
+    kpt_sigmas: Sequence[float] | None = None,
 ) -> EvalResult:
     """Evaluate loaded detections against loaded ground truth with the COCO protocol."""
     params = make_params(
-        iou_type, iou_thrs=iou_thrs, area_ranges=area_ranges, max_dets=max_dets, use_cats=use_cats, compat=compat
+        iou_type,
+        iou_thrs=iou_thrs,
+        area_ranges=area_ranges,
+        max_dets=max_dets,
+        use_cats=use_cats,
+        compat=compat,
+        kpt_sigmas=kpt_sigmas,
     )
     return result_from_matches(match(dets, gt, params), gt.categories, params)
 
@@ -240,6 +297,14 @@ def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, m
 def _stat_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, int]]:
     """(name, is_ap, iou, area, max_det) for each headline stat, in COCOeval.stats order."""
     md = params.max_dets
+    if params.iou_type == "keypoints":
+        m = 20 if params.compat else md[-1]  # pycocotools' _summarizeKps hard-codes maxDets=20
+        return [
+            (f"{kind}{suffix}", kind == "AP", iou, area, m)
+            for kind in ("AP", "AR")
+            for suffix, iou, area in (("", None, "all"), ("50", 0.5, "all"), ("75", 0.75, "all"),
+                                      ("m", None, "medium"), ("l", None, "large"))
+        ]  # fmt: skip
     last = md[2] if params.compat else md[-1]
     ap_all = 100 if params.compat else md[-1]  # pycocotools' _summarize default
     specs = [
@@ -304,11 +369,20 @@ def add_cli_arguments(parser) -> None:
         help="an area range, repeatable (default: all, small, medium, large as COCO defines them)",
     )
     g.add_argument("--no-cats", action="store_true", help="pool categories (pycocotools' useCats=0)")
+    g.add_argument(
+        "--kpt-sigmas",
+        type=float,
+        nargs="+",
+        metavar="S",
+        help="keypoint sigmas, one per keypoint (default: COCO's 17)",
+    )
 
 
 def options_from_args(args) -> dict:
     """Protocol options from the parsed command line."""
     options: dict = {"use_cats": not args.no_cats}
+    if args.kpt_sigmas:
+        options["kpt_sigmas"] = args.kpt_sigmas
     if args.iou_thrs:
         options["iou_thrs"] = args.iou_thrs
     if args.max_dets:

@@ -1,0 +1,377 @@
+"""Speed, memory and parity of deteval against other COCO bbox evaluators on the same files.
+
+    python benchmarks/bench.py --preset coco [--runs 3] [--tools deteval,pycocotools,...]
+                               [--json out.json] [--cold]
+
+Every measurement runs in a fresh subprocess (imports, caches and page faults as a user sees
+them). The child times its own stages with perf_counter; the parent takes the child's wall
+time and its peak RSS (``os.wait4`` rusage, ru_maxrss). Each tool's 12 summary stats must equal
+(==, bit for bit) the reference tool's: pycocotools when it is in the run, else deteval.
+See benchmarks/README.md for what every column means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+# --------------------------------------------------------------------------------------------
+# The tools. Each is: the module to look for, the distribution for its version, and straight-
+# line code per stage run in the child with GT / DT bound to the file paths. `stats` is an
+# expression giving the 12 summary numbers. Stages not listed are reported as missing.
+# --------------------------------------------------------------------------------------------
+def _cocoapi(module, dist, imports, evaluator):
+    """A tool with pycocotools' COCO / loadRes / COCOeval(...).evaluate/accumulate/summarize."""
+    return {
+        "module": module,
+        "dist": dist,
+        "stages": {
+            "import": imports,
+            "load": "gt = COCO(GT)\ndt = gt.loadRes(DT)",
+            "evaluate": f"E = {evaluator}(gt, dt, 'bbox')\nE.evaluate()",
+            "accumulate": "E.accumulate()",
+            "summarize": "E.summarize()",
+        },
+        "stats": "[float(x) for x in E.stats]",
+    }
+
+
+TOOLS = {
+    "deteval": {
+        "module": "deteval",
+        "dist": "deteval",
+        "stages": {
+            "import": "import deteval\nfrom deteval.io.coco import load_coco_gt, load_coco_results",
+            "load": "gt = load_coco_gt(GT)\ndt = load_coco_results(DT, gt)",
+            "eval": "res = deteval.evaluate(dt, gt)",
+        },
+        "stats": "[float(x) for x in res.stats.values()]",
+        "cli": ["-m", "deteval", "--protocol", "coco", "{DT}", "{GT}"],
+    },
+    "pycocotools": _cocoapi("pycocotools", "pycocotools",
+                            "from pycocotools.coco import COCO\n"
+                            "from pycocotools.cocoeval import COCOeval", "COCOeval"),
+    "faster-coco-eval": _cocoapi("faster_coco_eval", "faster-coco-eval",
+                                 "from faster_coco_eval import COCO, COCOeval_faster",
+                                 "COCOeval_faster"),
+    "hotcoco": _cocoapi("hotcoco", "hotcoco", "from hotcoco import COCO, COCOeval", "COCOeval"),
+    "ultrafast": _cocoapi("ultrafast_pycocotools", "ultrafast-pycocotools",
+                          "from ultrafast_pycocotools import COCO, COCOeval", "COCOeval"),
+}
+ALL_TOOLS = list(TOOLS)
+# pycocotools and faster-coco-eval take many minutes / run out of memory on Objects365 scale
+DEFAULT_EXCLUDE = {"o365": {"pycocotools", "faster-coco-eval"}}
+
+STAGES = ["import", "load", "evaluate", "accumulate", "summarize", "eval", "total"]
+COLUMNS = STAGES + ["process", "rss_mb"]  # what the tables show, per tool
+
+
+def child_script(tool: dict) -> str:
+    """Python source for one timed run: stages in order, then a JSON line to argv[3]."""
+    lines = [
+        "import time as _time, json as _json, sys as _sys",
+        "GT, DT, _OUT = _sys.argv[1:4]",
+        "_T = {}",
+        "_c0 = _c = _time.perf_counter()",
+    ]
+    for name, code in tool["stages"].items():
+        lines += [code, "_n = _time.perf_counter()", f"_T[{name!r}] = _n - _c", "_c = _n"]
+    lines += [
+        "_T['total'] = _c - _c0",
+        f"_S = {tool['stats']}",
+        "open(_OUT, 'w').write(_json.dumps({'times': _T, 'stats': _S}))",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run_child(argv, env, timeout):
+    """Run argv; return (exit code, wall seconds, peak RSS in MiB, output tail)."""
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+                             start_new_session=True)
+        killer = threading.Timer(timeout, lambda: os.killpg(p.pid, signal.SIGKILL))
+        killer.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            killer.cancel()
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        tail = log.read()[-3000:].decode("utf-8", "replace")
+    return p.returncode, wall, ru.ru_maxrss / 1024.0, tail
+
+
+def measure(tool_name, gt, dt, env, timeout):
+    """One fresh-process run of a tool's stages; the parent adds wall time and peak RSS."""
+    tool = TOOLS[tool_name]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        rc, wall, rss, tail = run_child(
+            [sys.executable, "-c", child_script(tool), str(gt), str(dt), str(out)], env, timeout)
+        if rc != 0 or not out.exists():
+            return {"error": f"exit {rc}: {tail.strip()[-1500:]}"}
+        res = json.loads(out.read_text())
+    t = res["times"]
+    if "eval" not in t:
+        t["eval"] = sum(t[s] for s in ("evaluate", "accumulate", "summarize"))
+    rec = {"times": t, "stats": res["stats"], "wall": wall, "rss_mb": rss}
+    if "cli" in tool:
+        rc, cwall, crss, tail = run_cli(tool, gt, dt, env, timeout)
+        rec["cli"] = ({"wall": cwall, "rss_mb": crss} if rc == 0
+                      else {"error": f"exit {rc}: {tail.strip()[-1500:]}"})
+    return rec
+
+
+def run_cli(tool, gt, dt, env, timeout):
+    argv = [sys.executable] + [a.format(GT=gt, DT=dt) for a in tool["cli"]]
+    return run_child(argv, env, timeout)
+
+
+def summarise_runs(runs):
+    """Median over successful runs of every column; first run's stats."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return {"error": runs[-1]["error"]}
+    med = {}
+    for s in STAGES:
+        vals = [r["times"][s] for r in ok if s in r["times"]]
+        if vals:
+            med[s] = statistics.median(vals)
+    clis = [r["cli"] for r in ok if "cli" in r and "error" not in r["cli"]]
+    if clis:
+        med["process"] = statistics.median(c["wall"] for c in clis)
+        med["cli_rss_mb"] = statistics.median(c["rss_mb"] for c in clis)
+    elif any("cli" in r for r in ok):
+        med["process"] = None
+    else:
+        med["process"] = statistics.median(r["wall"] for r in ok)
+    med["rss_mb"] = statistics.median(r["rss_mb"] for r in ok)
+    stats = ok[0]["stats"]
+    return {"median": med, "stats": stats, "n_ok": len(ok),
+            "stable": all(r["stats"] == stats for r in ok),
+            "errors": [r["error"] for r in runs if "error" in r]
+            + [r["cli"]["error"] for r in ok if "error" in r.get("cli", {})]}
+
+
+def _fmt(x, unit=""):
+    if x is None:
+        return "—"
+    if unit == "mb":
+        return f"{x:.0f}"
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def _ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return "—"
+    return f"{a / b:.2f}"
+
+
+def tables(summary, tools):
+    head = ["tool", "import s", "load s", "evaluate s", "accumulate s", "summarize s",
+            "eval s", "total s", "process s", "peak RSS MB", "stats"]
+    rows = []
+    for t in tools:
+        s = summary[t]
+        if "error" in s:
+            rows.append([t] + ["error"] * (len(head) - 2) + ["✗"])
+            continue
+        m = s["median"]
+        rows.append([t] + [_fmt(m.get(c), "mb" if c == "rss_mb" else "") for c in COLUMNS]
+                    + [s.get("match_mark", "?")])
+    out = [_md(head, rows)]
+    d = summary.get("deteval", {}).get("median")
+    if d:
+        rhead = ["deteval / tool", "import", "load", "eval", "total", "process", "peak RSS"]
+        rrows = []
+        for t in tools:
+            m = summary[t].get("median")
+            if t == "deteval" or not m:
+                continue
+            rrows.append([t] + [_ratio(d.get(c), m.get(c)) for c in
+                                ("import", "load", "eval", "total", "process", "rss_mb")])
+        if rrows:
+            out.append(_md(rhead, rrows))
+    return "\n\n".join(out)
+
+
+def _md(head, rows):
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def cold_vs_warm(gt, dt, env, runs, timeout):
+    """deteval's CLI with an empty numba cache each run vs with a cache filled beforehand."""
+    tool = TOOLS["deteval"]
+    res = {"cold": [], "warm": []}
+    with tempfile.TemporaryDirectory() as warm_dir:
+        wenv = dict(env, NUMBA_CACHE_DIR=warm_dir)
+        run_cli(tool, gt, dt, wenv, timeout)  # fill the warm cache
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as cold_dir:
+                rc, wall, rss, tail = run_cli(tool, gt, dt, dict(env, NUMBA_CACHE_DIR=cold_dir),
+                                              timeout)
+                res["cold"].append({"wall": wall, "rss_mb": rss} if rc == 0 else {"error": tail})
+            rc, wall, rss, tail = run_cli(tool, gt, dt, wenv, timeout)
+            res["warm"].append({"wall": wall, "rss_mb": rss} if rc == 0 else {"error": tail})
+    out = {}
+    for k, v in res.items():
+        ok = [r for r in v if "error" not in r]
+        out[k] = ({"wall": statistics.median(r["wall"] for r in ok),
+                   "rss_mb": statistics.median(r["rss_mb"] for r in ok)} if ok
+                  else {"error": v[-1]["error"][-1500:]})
+    return out
+
+
+def installed(tool):
+    mod = TOOLS[tool]["module"]
+    if tool == "deteval" and str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    return importlib.util.find_spec(mod) is not None
+
+
+def version(tool):
+    try:
+        return importlib.metadata.version(TOOLS[tool]["dist"])
+    except importlib.metadata.PackageNotFoundError:
+        return "source tree" if tool == "deteval" else None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default="coco",
+                    help="small, coco, coco-sparse or o365 (see make_data.py)")
+    ap.add_argument("--data", type=Path,
+                    help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per tool; medians are reported")
+    ap.add_argument("--tools", help=f"comma-separated subset of {','.join(ALL_TOOLS)} "
+                                    "(default: all installed; o365 leaves out the slow ones)")
+    ap.add_argument("--json", type=Path,
+                    help="write results here (default benchmarks/results/<preset>.json)")
+    ap.add_argument("--cold", action="store_true",
+                    help="also time deteval's CLI with an empty numba cache vs a warm one")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="thread count for tools that take one (numba, rayon, OpenMP)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
+    a = ap.parse_args(argv)
+
+    data = a.data or HERE / "data" / a.preset
+    gt, dt = data / "gt.json", data / "dets.json"
+    if not (gt.exists() and dt.exists()):
+        sys.path.insert(0, str(HERE))
+        import make_data
+
+        make_data.make(a.preset, data)
+
+    if a.tools:
+        wanted = [t.strip() for t in a.tools.split(",") if t.strip()]
+        unknown = [t for t in wanted if t not in TOOLS]
+        if unknown:
+            ap.error(f"unknown tools {unknown}; choose from {ALL_TOOLS}")
+    else:
+        wanted = [t for t in ALL_TOOLS if t not in DEFAULT_EXCLUDE.get(a.preset, ())]
+    tools = []
+    for t in wanted:
+        if installed(t):
+            tools.append(t)
+        else:
+            print(f"skipping {t}: not installed", file=sys.stderr)
+    if not tools:
+        ap.error("no tool to run")
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    n = str(a.threads)
+    env.update(RAYON_NUM_THREADS=n, NUMBA_NUM_THREADS=n, OMP_NUM_THREADS=n)
+
+    if "deteval" in tools:  # fill the numba cache once, so runs measure the warm path
+        measure("deteval", gt, dt, env, a.timeout)
+
+    runs = {t: [] for t in tools}
+    for r in range(a.runs):
+        for t in tools:  # interleaved, so drift hits every tool alike
+            rec = measure(t, gt, dt, env, a.timeout)
+            runs[t].append(rec)
+            if "error" in rec:
+                what = rec["error"].strip().splitlines()[-1]
+            else:
+                what = (f"total {rec['times']['total']:.3f} s, wall {rec['wall']:.3f} s, "
+                        f"rss {rec['rss_mb']:.0f} MB")
+            print(f"run {r + 1}/{a.runs} {t}: {what}", file=sys.stderr, flush=True)
+
+    summary = {t: summarise_runs(runs[t]) for t in tools}
+    ref = next((t for t in ("pycocotools", "deteval") if t in tools
+                and "error" not in summary[t]), None)
+    for t in tools:
+        s = summary[t]
+        if "error" in s:
+            continue
+        s["reference"] = ref
+        s["match"] = None if ref is None else (s["stats"] == summary[ref]["stats"] and s["stable"])
+        s["match_mark"] = "?" if s["match"] is None else ("✓" if s["match"] else "✗")
+
+    with open(gt, "rb") as f:
+        g = json.load(f)
+    with open(dt, "rb") as f:
+        n_dets = len(json.load(f))
+    meta = {
+        "preset": a.preset, "data": str(data), "runs": a.runs, "threads": a.threads,
+        "images": len(g["images"]), "gt": len(g["annotations"]), "detections": n_dets,
+        "python": platform.python_version(), "machine": platform.machine(),
+        "cpus": os.cpu_count(), "reference": ref,
+        "versions": {t: version(t) for t in tools},
+    }
+    del g
+    result = {"meta": meta, "tools": summary, "raw": runs}
+
+    print(f"\n## {a.preset}: {meta['images']} images, {meta['gt']} GT, {n_dets} detections; "
+          f"median of {a.runs} run(s), {a.threads} threads; stats checked against {ref}\n")
+    print("versions: " + ", ".join(f"{t} {v}" for t, v in meta["versions"].items()) + "\n")
+    print(tables(summary, tools))
+    for t in tools:
+        for e in summary[t].get("errors", []) or [summary[t].get("error")]:
+            if e:
+                print(f"\n{t} error: {e.strip().splitlines()[-1]}")
+        if summary[t].get("match") is False:
+            print(f"\n{t} stats differ from {ref}:\n  {summary[t]['stats']}\n"
+                  f"  {summary[ref]['stats']}")
+
+    if a.cold:
+        if "deteval" in tools:
+            cw = cold_vs_warm(gt, dt, env, a.runs, a.timeout)
+            result["deteval_cli_cold_vs_warm"] = cw
+            print("\n" + _md(["deteval CLI", "wall s", "peak RSS MB"],
+                             [[k, _fmt(v.get("wall")), _fmt(v.get("rss_mb"), "mb")]
+                              if "error" not in v else [k, "error", "error"]
+                              for k, v in cw.items()]))
+        else:
+            print("--cold needs deteval in --tools", file=sys.stderr)
+
+    out = a.json or HERE / "results" / f"{a.preset}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""PASCAL VOC matching: each detection against its argmax-IoU ground truth, no fallback.
+
+Rules (PROTOCOLS.md §1.2-1.3), applied per (image, class) group with the
+detections in descending score order (ties in input order), which is VOC's
+global order restricted to one image:
+
+* The best ground truth is the first maximum of the IoU over *all* ground truth
+  of the class in the image, whether already taken or difficult.
+* If the IoU passes the test (``>`` thr as voc_eval.py and detectron2, ``>=`` thr
+  as the MATLAB devkit):
+
+  - best is difficult: the detection is neither TP nor FP (ignored) and the
+    difficult ground truth is not consumed;
+  - best is free: TP, and the ground truth is taken (per threshold);
+  - best is taken: FP, even if another free ground truth also overlaps.
+
+* Otherwise FP.
+
+One pass computes the IoUs once and decides every threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from deteval.geometry.pixel_boxes import pixel_iou
+from deteval.matching.groups import Groups
+
+# outcome codes, shared with the integrators' tp/fp flags
+TP, FP, IGNORED = 1, 0, -1
+IOU_TESTS = ("gt", "ge")
+
+
+@njit(cache=True, parallel=True)
+def _match_kernel(
+    gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset
+):  # pragma: no cover
+    n_t = len(thrs)
+    n_dt = len(dt_boxes)
+    outcome = np.full((n_t, n_dt), FP, np.int8)
+    matched = np.full((n_t, n_dt), -1, np.int64)  # ground-truth row a TP took
+    best_gt = np.full(n_dt, -1, np.int64)
+    best_iou = np.zeros(n_dt)
+    for g in prange(len(gt_off) - 1):
+        g0, g1 = gt_off[g], gt_off[g + 1]
+        d0, d1 = dt_off[g], dt_off[g + 1]
+        if g1 == g0 or d1 == d0:
+            continue  # no ground truth: every detection stays FP
+        taken = np.zeros((n_t, g1 - g0), np.bool_)
+        for p in range(d0, d1):
+            d = dt_rows[p]
+            ovmax = -np.inf
+            jmax = -1
+            for j in range(g1 - g0):
+                ov = pixel_iou(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], offset)
+                if ov > ovmax:  # strict: the first maximum wins
+                    ovmax = ov
+                    jmax = j
+            best_gt[d] = gt_rows[g0 + jmax]
+            best_iou[d] = ovmax
+            for t in range(n_t):
+                if (ovmax >= thrs[t]) if ge else (ovmax > thrs[t]):
+                    if gt_difficult[gt_rows[g0 + jmax]]:
+                        outcome[t, d] = IGNORED
+                    elif not taken[t, jmax]:
+                        outcome[t, d] = TP
+                        matched[t, d] = gt_rows[g0 + jmax]
+                        taken[t, jmax] = True
+    return outcome, matched, best_gt, best_iou
+
+
+def match_voc(
+    gt_boxes: np.ndarray,
+    gt_difficult: np.ndarray,
+    dt_boxes: np.ndarray,
+    groups: Groups,
+    iou_thresholds,
+    *,
+    iou_test: str = "gt",
+    plus_one: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """VOC matches of every detection at every IoU threshold.
+
+    Parameters
+    ----------
+    gt_boxes, dt_boxes : float64 (N, 4), ``x1 y1 x2 y2``
+    gt_difficult : bool (N,)
+        Difficult ground truth: excluded from the positives, absorbs detections.
+    groups : Groups
+        From :func:`deteval.matching.groups.group_by_image_category` with
+        categories and no ``max_det`` cut.
+    iou_thresholds : float sequence (T,), each in (0, 1]
+    iou_test : ``"gt"`` (IoU > thr: voc_eval.py, detectron2) or ``"ge"`` (IoU >= thr: devkit)
+    plus_one : VOC's inclusive pixel convention in the IoU
+
+    Returns
+    -------
+    outcome : int8 (T, D), indexed by detection row: 1 TP, 0 FP, -1 ignored (hit a difficult GT)
+    matched : int64 (T, D): the ground-truth row a TP took, else -1
+    best_gt : int64 (D,): each detection's argmax ground-truth row (-1: none in its image and class)
+    best_iou : float64 (D,): that IoU (0 where none)
+    """
+    if iou_test not in IOU_TESTS:
+        raise ValueError(f"iou_test must be one of {IOU_TESTS}, got {iou_test!r}")
+    thrs = np.ascontiguousarray(iou_thresholds, dtype=np.float64).reshape(-1)
+    if len(thrs) == 0 or not np.all((thrs > 0) & (thrs <= 1)):
+        raise ValueError(f"IoU thresholds must lie in (0, 1], got {thrs.tolist()}")
+    gt_boxes = np.ascontiguousarray(gt_boxes, dtype=np.float64).reshape(-1, 4)
+    dt_boxes = np.ascontiguousarray(dt_boxes, dtype=np.float64).reshape(-1, 4)
+    gt_difficult = np.ascontiguousarray(gt_difficult, dtype=np.bool_)
+    if len(gt_difficult) != len(gt_boxes):
+        raise ValueError("gt_difficult must have one entry per ground-truth box")
+    if np.any(groups.category < 0):
+        raise ValueError("VOC matching needs groups by (image, category) (use_cats=True)")
+    return _match_kernel(
+        gt_boxes,
+        gt_difficult,
+        dt_boxes,
+        groups.gt_rows,
+        groups.gt_offsets,
+        groups.dt_rows,
+        groups.dt_offsets,
+        thrs,
+        iou_test == "ge",
+        1.0 if plus_one else 0.0,
+    )
