@@ -1,9 +1,17 @@
 """Per-category ranking and COCO's precision/recall arrays.
 
-Each category's detections are ranked once (stable sort of -score over images
-in ascending id order, then rank within image: pycocotools' concatenation
-order); every (area range, max dets, IoU threshold) variant is a mask over
-that one order.
+Each category's detections are ranked once: by descending score, ties by
+image (ascending id) then by rank within the image, which is the order
+pycocotools' stable sort leaves them in. Every (area range, IoU threshold,
+max dets) variant is then read off that one order in a single pass.
+
+Only true positives matter after that pass: recall first reaches a
+threshold at a true positive (or at the first detection, for recall 0), and
+the precision envelope's maximum over any suffix is attained at a true
+positive (a false positive or an ignored detection never raises precision).
+So the pass records, per variant, each true positive's false-positive count;
+the envelope and the recall-threshold lookups then run over those short
+lists with pycocotools' own arithmetic, giving the same bits.
 """
 
 from __future__ import annotations
@@ -14,6 +22,30 @@ from numba import njit, prange
 EPS = float(np.spacing(1))  # pycocotools adds it to precision's denominator
 
 
+@njit(cache=True)
+def stable_counting_sort(keys, order, n_bins):  # pragma: no cover - numba
+    """``order`` stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``)."""
+    start = np.zeros(n_bins + 1, np.int64)
+    for i in order:
+        start[keys[i] + 1] += 1
+    for b in range(n_bins):
+        start[b + 1] += start[b]
+    out = np.empty_like(order)
+    for i in order:
+        out[start[keys[i]]] = i
+        start[keys[i]] += 1
+    return out
+
+
+@njit(cache=True)
+def _first_reaching(thr, npos):  # pragma: no cover - numba
+    """The least TP count ``v`` with ``v / npos >= thr`` in float64, as searchsorted compares."""
+    v = max(0, int(thr * npos) - 2)
+    while v / npos < thr:
+        v += 1
+    return v
+
+
 @njit(cache=True, parallel=True)
 def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  # pragma: no cover - numba
     n_thr, n_area = state.shape[2], state.shape[1]
@@ -21,50 +53,67 @@ def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  
     precision = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     scores = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     recall = np.full((n_thr, n_cat, n_area, n_md), -1.0)
+    overflow = np.zeros(n_cat, np.bool_)
     for k in prange(n_cat):
         p0, p1 = cat_off[k], cat_off[k + 1]
-        order = np.argsort(-score[p0:p1], kind="mergesort")
-        sel = np.empty(p1 - p0, np.int64)
-        rc = np.empty(p1 - p0)
-        pr = np.empty(p1 - p0)
+        cap = 1
+        for a in range(n_area):
+            cap = max(cap, npig[k, a])
+        # per (max dets, area, threshold): false positives before each true positive, and its position
+        n_tp = np.zeros((n_md, n_area, n_thr), np.int64)
+        n_fp = np.zeros((n_md, n_area, n_thr), np.int64)
+        tp_fp = np.empty((n_md, n_area, n_thr, cap), np.int32)
+        tp_pos = np.empty((n_md, n_area, n_thr, cap), np.int32)
+        first = np.full(n_md, -1, np.int64)  # first detection kept at each max dets
+        for p in range(p0, p1):
+            for m in range(n_md):
+                if rank[p] >= max_dets[m]:
+                    continue
+                if first[m] < 0:
+                    first[m] = p
+                for a in range(n_area):
+                    for t in range(n_thr):
+                        s = state[p, a, t]
+                        if s == 1:
+                            v = n_tp[m, a, t]
+                            if v >= cap:  # more true positives than positives: inconsistent input
+                                overflow[k] = True
+                                continue
+                            tp_fp[m, a, t, v] = n_fp[m, a, t]
+                            tp_pos[m, a, t, v] = p - p0
+                            n_tp[m, a, t] = v + 1
+                        elif s == 0:
+                            n_fp[m, a, t] += 1
+        env = np.empty(cap)
         for m in range(n_md):
-            nd = 0
-            for j in range(p1 - p0):
-                p = p0 + order[j]
-                if rank[p] < max_dets[m]:
-                    sel[nd] = p
-                    nd += 1
             for a in range(n_area):
                 npos = npig[k, a]
                 if npos == 0:
                     continue  # stays -1: a category without positives is never penalised
                 for t in range(n_thr):
-                    tp = 0.0
-                    fp = 0.0
-                    for j in range(nd):
-                        s = state[sel[j], a, t]
-                        if s == 1:
-                            tp += 1.0
-                        elif s == 0:
-                            fp += 1.0
-                        rc[j] = tp / npos
-                        pr[j] = tp / (fp + tp + EPS)
-                    recall[t, k, a, m] = rc[nd - 1] if nd > 0 else 0.0
-                    for i in range(nd - 1, 0, -1):  # precision envelope, from the right
-                        if pr[i] > pr[i - 1]:
-                            pr[i - 1] = pr[i]
-                    # searchsorted(rc, rec_thrs, side="left"); unreached recall points stay 0
-                    j = 0
+                    ntp = n_tp[m, a, t]
+                    nd = first[m] >= 0
+                    recall[t, k, a, m] = ntp / npos if ntp > 0 else 0.0
+                    # precision at each true positive, then its envelope from the right
+                    best = 0.0
+                    for v in range(ntp - 1, -1, -1):
+                        tp = v + 1.0
+                        pr = tp / (tp_fp[m, a, t, v] + tp + EPS)
+                        if pr > best:
+                            best = pr
+                        env[v] = best
                     for r in range(n_rec):
-                        while j < nd and rc[j] < rec_thrs[r]:
-                            j += 1
-                        if j < nd:
-                            precision[t, r, k, a, m] = pr[j]
-                            scores[t, r, k, a, m] = score[sel[j]]
-                        else:
-                            precision[t, r, k, a, m] = 0.0
+                        need = _first_reaching(rec_thrs[r], npos)
+                        if not nd or need > ntp:
+                            precision[t, r, k, a, m] = 0.0  # recall never reached: 0, as pycocotools
                             scores[t, r, k, a, m] = 0.0
-    return precision, recall, scores
+                        elif need == 0:  # recall 0 is reached at the first detection, whatever it is
+                            precision[t, r, k, a, m] = env[0] if ntp > 0 else 0.0
+                            scores[t, r, k, a, m] = score[first[m]]
+                        else:
+                            precision[t, r, k, a, m] = env[need - 1]
+                            scores[t, r, k, a, m] = score[p0 + tp_pos[m, a, t, need - 1]]
+    return precision, recall, scores, overflow
 
 
 def positives_per_category(
@@ -86,6 +135,25 @@ def positives_per_category(
     return out
 
 
+def rank_detections(
+    det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, det_score: np.ndarray, n_cat: int
+) -> np.ndarray:
+    """Order of detections by (category, -score, image, rank): each category ranked as pycocotools ranks it.
+
+    Stable sorts from the least significant key up: counting sorts for the
+    integer keys, numpy's stable sort for the score.
+    """
+    order = np.arange(len(det_score), dtype=np.int64)
+    if len(order) == 0:
+        return order
+    rank = np.ascontiguousarray(det_rank, np.int64)
+    image = np.ascontiguousarray(det_image, np.int64)
+    order = stable_counting_sort(rank, order, int(rank.max()) + 1)
+    order = stable_counting_sort(image, order, int(image.max()) + 1)
+    order = order[np.argsort(-det_score[order], kind="stable")]
+    return stable_counting_sort(np.ascontiguousarray(det_category, np.int64), order, n_cat)
+
+
 def accumulate(
     det_category: np.ndarray,
     det_image: np.ndarray,
@@ -99,7 +167,7 @@ def accumulate(
     """COCO's ``precision[T,R,K,A,M]``, ``recall[T,K,A,M]`` and ``scores[T,R,K,A,M]``.
 
     Rows may come in any order (shards concatenated, say): they are ranked
-    here by (category, image, rank), then by score within each category.
+    here by category, then by descending score, ties by image then rank.
 
     Parameters
     ----------
@@ -115,7 +183,7 @@ def accumulate(
     npig : int64 array (K, A)
         Non-ignored ground truth per category and area range.
     max_dets : int array (M,), ascending
-    rec_thrs : float64 array (R,)
+    rec_thrs : float64 array (R,), ascending
 
     Returns
     -------
@@ -123,10 +191,10 @@ def accumulate(
     positives, as pycocotools' ``COCOeval.eval``.
     """
     n_cat = npig.shape[0]
-    order = np.lexsort((det_rank, det_image, det_category))
+    order = rank_detections(det_category, det_image, det_rank, det_score, n_cat)
     category = np.asarray(det_category)[order]
     cat_off = np.searchsorted(category, np.arange(n_cat + 1), side="left").astype(np.int64)
-    return _accumulate_kernel(
+    precision, recall, scores, overflow = _accumulate_kernel(
         np.ascontiguousarray(state[order]),
         np.ascontiguousarray(det_score[order], np.float64),
         np.ascontiguousarray(det_rank[order], np.int64),
@@ -135,3 +203,7 @@ def accumulate(
         np.ascontiguousarray(max_dets, np.int64),
         np.ascontiguousarray(rec_thrs, np.float64),
     )
+    if overflow.any():
+        k = int(np.argmax(overflow))
+        raise ValueError(f"category index {k} has more true positives than positives: matches and npig disagree")
+    return precision, recall, scores

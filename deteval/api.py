@@ -60,6 +60,8 @@ def evaluate(
     module = protocols.get(protocol)
     if iou_type not in module.IOU_TYPES:
         raise ValueError(f"protocol {protocol!r} supports iou_type {module.IOU_TYPES}, not {iou_type!r}")
+    if hasattr(module, "PROTOCOLS"):  # a module serving several protocols (voc07, voc10) is told which
+        options.setdefault("protocol", protocol)
     loader = getattr(module, "load_inputs", load_coco_pair)
     dets, gt_loaded = loader(preds, gt, iou_type=iou_type)
     return module.evaluate(dets, gt_loaded, iou_type=iou_type, compat=compat, **options)

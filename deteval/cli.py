@@ -84,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as exc:
             print(f"deteval: error: {exc}", file=sys.stderr)
             return 2
+    # files first: a closed pipe on stdout (| head) must not lose them
+    if args.json:
+        result.to_json(Path(args.json))
+    if args.arrays:
+        result.save_arrays(Path(args.arrays))
     if not args.quiet:
         for w in caught:
             print(f"deteval: warning: {w.message}", file=sys.stderr)
@@ -93,10 +98,6 @@ def main(argv: list[str] | None = None) -> int:
 
             print()
             print(per_class_table(result))
-    if args.json:
-        result.to_json(Path(args.json))
-    if args.arrays:
-        result.save_arrays(Path(args.arrays))
     return 0
 
 

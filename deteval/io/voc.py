@@ -5,8 +5,9 @@ kept as written: ``box_format="xyxy"``):
 
 * **VOC XML annotations**: a folder of ``<image_id>.xml``, or an image-set
   list file (one image id per line, first token; VOC's ``ImageSets/Main/*.txt``)
-  whose XML files are looked up in ``annotations_dir``, else in
-  ``<list>/../../Annotations`` (the VOC layout), else next to the list.
+  whose XML files are looked up in ``annotations_dir``, else in the VOC layout
+  (``VOC2007/Annotations`` for ``VOC2007/ImageSets/Main/test.txt``), else next
+  to the list.
   ``<difficult>`` is honoured (absent means 0); ``<part>`` boxes are not objects.
 * **comp4 results**: a folder of ``<comp>_det_<set>_<class>.txt`` files
   (``comp4_det_test_aeroplane.txt``), or one such file; lines are
@@ -639,6 +640,10 @@ def load_voc(
     _check_box_format(box_format)
     names = _names(names)
     gt_fmt, dt_fmt = detect_format(gt, "gt"), detect_format(dets, "dets")
+    if image_set is not None and not (gt_fmt == "voc_xml" and Path(gt).is_dir()):
+        raise ValueError(
+            "image_set restricts a folder of VOC XML annotations; pass the list itself as the ground truth"
+        )
     if gt_fmt == "coco":
         from deteval.io.coco import load_coco_gt
 
@@ -657,7 +662,7 @@ def load_voc(
         )
     if gt_fmt == "voc_xml":
         p = Path(gt)
-        raw_gt = _raw_voc_xml(p, image_set if p.is_dir() else None)
+        raw_gt = _raw_voc_xml(p, image_set)
         gt_box = "xyxy"
     else:
         raw_gt = _raw_text(gt, "gt", box_format)

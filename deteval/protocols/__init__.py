@@ -11,6 +11,8 @@ from types import ModuleType
 
 _REGISTRY: dict[str, str] = {
     "coco": "deteval.protocols.coco",
+    "voc07": "deteval.protocols.voc",
+    "voc10": "deteval.protocols.voc",
 }
 
 
