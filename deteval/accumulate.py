@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from deteval.matching.groups import sort_by_score_desc
+
 EPS = float(np.spacing(1))  # pycocotools adds it to precision's denominator
 
 
@@ -135,23 +137,43 @@ def positives_per_category(
     return out
 
 
+@njit(cache=True)
+def _in_group_order(category, image, rank):  # pragma: no cover - numba
+    for i in range(1, len(category)):
+        a = (category[i - 1], image[i - 1], rank[i - 1])
+        b = (category[i], image[i], rank[i])
+        if b < a:
+            return False
+    return True
+
+
+@njit(cache=True, parallel=True)
+def _rank_within_categories(order, score, cat_off):  # pragma: no cover - numba
+    for k in prange(len(cat_off) - 1):
+        sort_by_score_desc(order[cat_off[k] : cat_off[k + 1]], score)
+
+
 def rank_detections(
     det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, det_score: np.ndarray, n_cat: int
-) -> np.ndarray:
-    """Order of detections by (category, -score, image, rank): each category ranked as pycocotools ranks it.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Order of detections by (category, -score, image, rank), and each category's offsets in it.
 
-    Stable sorts from the least significant key up: counting sorts for the
-    integer keys, numpy's stable sort for the score.
+    That is each category ranked as pycocotools ranks it: a stable sort of
+    -score over detections concatenated image by image, each image's in rank
+    order. Rows from one ``match`` already come in (category, image, rank)
+    order; shards concatenated in any order are put in it by counting sorts.
     """
-    order = np.arange(len(det_score), dtype=np.int64)
-    if len(order) == 0:
-        return order
-    rank = np.ascontiguousarray(det_rank, np.int64)
+    category = np.ascontiguousarray(det_category, np.int64)
     image = np.ascontiguousarray(det_image, np.int64)
-    order = stable_counting_sort(rank, order, int(rank.max()) + 1)
-    order = stable_counting_sort(image, order, int(image.max()) + 1)
-    order = order[np.argsort(-det_score[order], kind="stable")]
-    return stable_counting_sort(np.ascontiguousarray(det_category, np.int64), order, n_cat)
+    rank = np.ascontiguousarray(det_rank, np.int64)
+    order = np.arange(len(category), dtype=np.int64)
+    if len(order) and not _in_group_order(category, image, rank):
+        order = stable_counting_sort(rank, order, int(rank.max()) + 1)
+        order = stable_counting_sort(image, order, int(image.max()) + 1)
+        order = stable_counting_sort(category, order, n_cat)
+    cat_off = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
+    _rank_within_categories(order, np.ascontiguousarray(det_score, np.float64), cat_off)
+    return order, cat_off
 
 
 def accumulate(
@@ -191,9 +213,7 @@ def accumulate(
     positives, as pycocotools' ``COCOeval.eval``.
     """
     n_cat = npig.shape[0]
-    order = rank_detections(det_category, det_image, det_rank, det_score, n_cat)
-    category = np.asarray(det_category)[order]
-    cat_off = np.searchsorted(category, np.arange(n_cat + 1), side="left").astype(np.int64)
+    order, cat_off = rank_detections(det_category, det_image, det_rank, det_score, n_cat)
     precision, recall, scores, overflow = _accumulate_kernel(
         np.ascontiguousarray(state[order]),
         np.ascontiguousarray(det_score[order], np.float64),

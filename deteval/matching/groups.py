@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from deteval.types import Detections, GroundTruth
 
@@ -38,6 +39,76 @@ class Groups:
         return np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
 
 
+@njit(cache=True)
+def _counting_sort(keys, order, n_bins):  # pragma: no cover - numba
+    """``order`` stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``)."""
+    start = np.zeros(n_bins + 1, np.int64)
+    for i in order:
+        start[keys[i] + 1] += 1
+    for b in range(n_bins):
+        start[b + 1] += start[b]
+    out = np.empty_like(order)
+    for i in order:
+        out[start[keys[i]]] = i
+        start[keys[i]] += 1
+    return out
+
+
+@njit(cache=True)
+def sort_by_score_desc(rows, score):  # pragma: no cover - numba
+    """Stable in-place sort of ``rows`` by descending ``score[rows]``: ties keep their order."""
+    n = len(rows)
+    if n > 32:
+        rows[:] = rows[np.argsort(-score[rows], kind="mergesort")]
+        return
+    for i in range(1, n):  # insertion sort: groups are small
+        r = rows[i]
+        s = score[r]
+        j = i - 1
+        while j >= 0 and score[rows[j]] < s:
+            rows[j + 1] = rows[j]
+            j -= 1
+        rows[j + 1] = r
+
+
+@njit(cache=True)
+def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no cover - numba
+    """Walk both sorted row lists once: groups present in either, their offsets, detection ranks and the cut.
+
+    Detections arrive sorted by group only; each group's slice is sorted by score here.
+    """
+    n_gt, n_dt = len(gt_order), len(dt_order)
+    keys = np.empty(n_gt + n_dt, np.int64)
+    gt_off = np.empty(n_gt + n_dt + 1, np.int64)
+    dt_off = np.empty(n_gt + n_dt + 1, np.int64)
+    dt_keep = np.empty(n_dt, np.int64)
+    dt_rank = np.empty(n_dt, np.int32)
+    i = j = kept = n = 0
+    big = np.iinfo(np.int64).max
+    while i < n_gt or j < n_dt:
+        key = min(gt_key[gt_order[i]] if i < n_gt else big, dt_key[dt_order[j]] if j < n_dt else big)
+        keys[n] = key
+        gt_off[n], dt_off[n] = i, kept
+        while i < n_gt and gt_key[gt_order[i]] == key:
+            i += 1
+        j0 = j
+        while j < n_dt and dt_key[dt_order[j]] == key:
+            j += 1
+        sort_by_score_desc(dt_order[j0:j], dt_score)
+        j = j0
+        rank = 0
+        while j < n_dt and dt_key[dt_order[j]] == key:
+            if rank < max_det:
+                dt_keep[kept] = dt_order[j]
+                dt_rank[kept] = rank
+                kept += 1
+            rank += 1
+            j += 1
+        n += 1
+    gt_off[n], dt_off[n] = i, kept
+    return keys[:n], gt_off[: n + 1], dt_off[: n + 1], dt_keep[:kept], dt_rank[:kept]
+
+
 def group_by_image_category(
     gt: GroundTruth,
     dt: Detections,
@@ -48,51 +119,33 @@ def group_by_image_category(
 
     ``max_det`` keeps the first ``max_det`` detections of each group after the
     score sort (pycocotools cuts to ``maxDets[-1]`` before computing IoU).
+    Rows are put in group order by stable counting sorts, then each group's
+    detections are sorted by score (stable: ties keep input order).
     """
-    n_img = np.int64(max(len(gt.images), 1))
+    n_img, n_cat = max(len(gt.images), 1), max(len(gt.categories), 1)
     gi, gc = gt.image.astype(np.int64), gt.category.astype(np.int64)
     di, dc = dt.image.astype(np.int64), dt.category.astype(np.int64)
+    gt_order = np.arange(len(gt), dtype=np.int64)
+    dt_order = np.arange(len(dt), dtype=np.int64)
     if use_cats:
-        gkey_gt, gkey_dt = gc * n_img + gi, dc * n_img + di
-        # file order within a group: a stable sort on the group key alone
-        gt_order = np.argsort(gkey_gt, kind="stable")
-        # score order within a group, ties in input order
-        dt_order = np.lexsort((-dt.score, gkey_dt))
+        # ground truth: (category, image, file order); detections: (category, image, input order)
+        gt_order = _counting_sort(gc, _counting_sort(gi, gt_order, n_img), n_cat)
+        dt_order = _counting_sort(dc, _counting_sort(di, dt_order, n_img), n_cat)
+        gt_key, dt_key = gc * n_img + gi, dc * n_img + di
     else:
-        gkey_gt, gkey_dt = gi, di
         # pycocotools concatenates an image's rows category by category
-        gt_order = np.lexsort((gc, gi))
-        dt_order = np.lexsort((dc, -dt.score, di))
-
-    keys = np.unique(np.concatenate([gkey_gt, gkey_dt]))
-    gt_keys = gkey_gt[gt_order]
-    dt_keys = gkey_dt[dt_order]
-    bounds = np.append(keys, np.iinfo(np.int64).max)
-    gt_offsets = np.searchsorted(gt_keys, bounds, side="left").astype(np.int64)
-    dt_offsets = np.searchsorted(dt_keys, bounds, side="left").astype(np.int64)
-    gt_offsets[-1] = len(gt_keys)
-    dt_offsets[-1] = len(dt_keys)
-
-    group_of_dt = np.repeat(np.arange(len(keys)), np.diff(dt_offsets))
-    dt_rank = (np.arange(len(dt_order)) - dt_offsets[group_of_dt]).astype(np.int32)
-    if max_det is not None:
-        keep = dt_rank < max_det
-        dt_order, dt_rank, group_of_dt = dt_order[keep], dt_rank[keep], group_of_dt[keep]
-        counts = np.bincount(group_of_dt, minlength=len(keys))
-        dt_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-
-    if use_cats:
-        category = (keys // n_img).astype(np.int32)
-        image = (keys % n_img).astype(np.int32)
-    else:
-        category = np.full(len(keys), -1, np.int32)
-        image = keys.astype(np.int32)
+        gt_order = _counting_sort(gi, _counting_sort(gc, gt_order, n_cat), n_img)
+        dt_order = _counting_sort(di, _counting_sort(dc, dt_order, n_cat), n_img)
+        gt_key, dt_key = gi, di
+    cut = np.iinfo(np.int64).max if max_det is None else int(max_det)
+    score = np.ascontiguousarray(dt.score, np.float64)
+    keys, gt_off, dt_off, dt_rows, dt_rank = _csr(gt_key, gt_order, dt_key, dt_order, score, cut)
     return Groups(
-        gt_rows=gt_order.astype(np.int64),
-        gt_offsets=gt_offsets,
-        dt_rows=dt_order.astype(np.int64),
-        dt_offsets=dt_offsets,
-        image=image,
-        category=category,
+        gt_rows=gt_order,
+        gt_offsets=gt_off,
+        dt_rows=dt_rows,
+        dt_offsets=dt_off,
+        image=(keys % n_img).astype(np.int32),
+        category=(keys // n_img).astype(np.int32) if use_cats else np.full(len(keys), -1, np.int32),
         dt_rank=dt_rank,
     )
