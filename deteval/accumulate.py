@@ -9,9 +9,9 @@ Only true positives matter after that pass: recall first reaches a
 threshold at a true positive (or at the first detection, for recall 0), and
 the precision envelope's maximum over any suffix is attained at a true
 positive (a false positive or an ignored detection never raises precision).
-So the pass records, per variant, each true positive's false-positive count;
-the envelope and the recall-threshold lookups then run over those short
-lists with pycocotools' own arithmetic, giving the same bits.
+So the pass records, per variant, each true positive's false-positive count,
+and :func:`deteval.integrators.coco101_from_true_positives` reads the 101
+points off those short lists with pycocotools' own arithmetic, the same bits.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from deteval.integrators import coco101_from_true_positives
 from deteval.matching.groups import sort_by_score_desc
-
-EPS = float(np.spacing(1))  # pycocotools adds it to precision's denominator
 
 
 @njit(cache=True)
@@ -37,15 +36,6 @@ def stable_counting_sort(keys, order, n_bins):  # pragma: no cover - numba
         out[start[keys[i]]] = i
         start[keys[i]] += 1
     return out
-
-
-@njit(cache=True)
-def _first_reaching(thr, npos):  # pragma: no cover - numba
-    """The least TP count ``v`` with ``v / npos >= thr`` in float64, as searchsorted compares."""
-    v = max(0, int(thr * npos) - 2)
-    while v / npos < thr:
-        v += 1
-    return v
 
 
 @njit(cache=True, parallel=True)
@@ -87,6 +77,8 @@ def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  
                         elif s == 0:
                             n_fp[m, a, t] += 1
         env = np.empty(cap)
+        q = np.empty(n_rec)
+        which = np.empty(n_rec, np.int64)
         for m in range(n_md):
             for a in range(n_area):
                 npos = npig[k, a]
@@ -94,27 +86,16 @@ def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  
                     continue  # stays -1: a category without positives is never penalised
                 for t in range(n_thr):
                     ntp = n_tp[m, a, t]
-                    nd = first[m] >= 0
                     recall[t, k, a, m] = ntp / npos if ntp > 0 else 0.0
-                    # precision at each true positive, then its envelope from the right
-                    best = 0.0
-                    for v in range(ntp - 1, -1, -1):
-                        tp = v + 1.0
-                        pr = tp / (tp_fp[m, a, t, v] + tp + EPS)
-                        if pr > best:
-                            best = pr
-                        env[v] = best
+                    coco101_from_true_positives(tp_fp[m, a, t], ntp, npos, first[m] >= 0, rec_thrs, env, q, which)
                     for r in range(n_rec):
-                        need = _first_reaching(rec_thrs[r], npos)
-                        if not nd or need > ntp:
-                            precision[t, r, k, a, m] = 0.0  # recall never reached: 0, as pycocotools
-                            scores[t, r, k, a, m] = 0.0
-                        elif need == 0:  # recall 0 is reached at the first detection, whatever it is
-                            precision[t, r, k, a, m] = env[0] if ntp > 0 else 0.0
+                        precision[t, r, k, a, m] = q[r]
+                        if which[r] == -2:
+                            scores[t, r, k, a, m] = 0.0  # recall never reached: 0, as pycocotools
+                        elif which[r] == -1:  # recall 0 is reached at the first detection, whatever it is
                             scores[t, r, k, a, m] = score[first[m]]
                         else:
-                            precision[t, r, k, a, m] = env[need - 1]
-                            scores[t, r, k, a, m] = score[p0 + tp_pos[m, a, t, need - 1]]
+                            scores[t, r, k, a, m] = score[p0 + tp_pos[m, a, t, which[r]]]
     return precision, recall, scores, overflow
 
 

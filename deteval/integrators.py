@@ -45,6 +45,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from deteval.numeric import np_sum
+
 INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")
 TIE_POLICIES = ("item", "group")
 VOC11_GRIDS = ("numpy", "matlab")
@@ -78,75 +80,6 @@ def voc11_grid(grid: str = "numpy") -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # kernels
-
-
-@njit(cache=True)
-def _block_sum(a, lo, n):  # pragma: no cover - numba
-    # one leaf of numpy's pairwise summation (loops_utils.h): n <= 128
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    stop = n - n % 8
-    while i < stop:
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise(a):  # pragma: no cover - numba
-    # numpy splits n > 128 at n2 = n/2 rounded down to a multiple of 8 and adds the halves;
-    # an explicit stack replaces the recursion (numba's cache cannot hold recursive functions)
-    n = len(a)
-    if n <= 128:
-        return _block_sum(a, 0, n)
-    f_lo = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_combine = np.empty(128, np.bool_)
-    vals = np.empty(128)
-    top = 0
-    nv = 0
-    f_lo[0], f_n[0], f_combine[0] = 0, n, False
-    top = 1
-    while top > 0:
-        top -= 1
-        lo, m, combine = f_lo[top], f_n[top], f_combine[top]
-        if combine:
-            nv -= 1
-            vals[nv - 1] = vals[nv - 1] + vals[nv]  # left + right
-        elif m <= 128:
-            vals[nv] = _block_sum(a, lo, m)
-            nv += 1
-        else:
-            m2 = m // 2
-            m2 -= m2 % 8
-            f_lo[top], f_n[top], f_combine[top] = lo, m, True
-            f_lo[top + 1], f_n[top + 1], f_combine[top + 1] = lo + m2, m - m2, False
-            f_lo[top + 2], f_n[top + 2], f_combine[top + 2] = lo, m2, False
-            top += 3
-    return vals[0]
-
-
-@njit(cache=True)
-def np_sum(a):  # pragma: no cover - numba
-    """``np.sum`` of a contiguous float64 array, bit for bit (add.reduce from identity 0)."""
-    return 0.0 + _pairwise(a)
 
 
 @njit(cache=True)
@@ -225,6 +158,9 @@ def _non_interpolated(rec, prec):  # pragma: no cover - numba
 def coco101_points(rec, prec, rec_thrs):  # pragma: no cover - numba
     """pycocotools' per-(t, k, a, m) step: ``q`` at ``rec_thrs`` and the point index read (-1: unreached).
 
+    The reference formulation over a whole curve; COCO's accumulation uses the
+    equivalent :func:`coco101_from_true_positives`, which reads only true positives.
+
     ``prec`` must be COCO's ``tp / (fp + tp + eps)``; it is not modified.
     """
     n = len(rec)
@@ -243,6 +179,47 @@ def coco101_points(rec, prec, rec_thrs):  # pragma: no cover - numba
             q[r] = pr[j]
             idx[r] = j
     return q, idx
+
+
+@njit(cache=True)
+def first_reaching(thr, npos):  # pragma: no cover - numba
+    """The least TP count ``v`` with ``v / npos >= thr`` in float64, as pycocotools' searchsorted compares."""
+    v = max(0, int(thr * npos) - 2)
+    while v / npos < thr:
+        v += 1
+    return v
+
+
+@njit(cache=True)
+def coco101_from_true_positives(tp_fp, ntp, npos, has_dets, rec_thrs, env, q, which):  # pragma: no cover - numba
+    """``coco101`` from the true positives alone: the same bits as :func:`coco101_points` on the full curve.
+
+    Recall first reaches a threshold at a true positive (or at the first
+    detection, for recall 0), and the envelope's maximum over a suffix is
+    attained at a true positive, so the ``ntp`` true positives' preceding
+    false-positive counts ``tp_fp`` say everything. Writes ``q`` (precision at
+    each recall threshold) and ``which``: the true positive read (0-based),
+    -1 for the first detection, -2 where the recall is never reached (q 0).
+    ``env`` is scratch space of at least ``ntp`` floats.
+    """
+    best = 0.0
+    for v in range(ntp - 1, -1, -1):  # precision at each true positive, then its envelope from the right
+        tp = v + 1.0
+        pr = tp / (tp_fp[v] + tp + EPS)
+        if pr > best:
+            best = pr
+        env[v] = best
+    for r in range(len(rec_thrs)):
+        need = first_reaching(rec_thrs[r], npos)
+        if not has_dets or need > ntp:
+            q[r] = 0.0
+            which[r] = -2
+        elif need == 0:
+            q[r] = env[0] if ntp > 0 else 0.0
+            which[r] = -1
+        else:
+            q[r] = env[need - 1]
+            which[r] = need - 1
 
 
 @njit(cache=True)

@@ -344,3 +344,30 @@ def test_np_sum_is_bit_identical():
     for n in [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 4099, 20000]:
         a = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)
         assert integ.np_sum(a) == np.sum(a)
+
+
+# COCO's accumulation reads coco101 off the true positives alone; it must give the bits of the
+# full-curve formulation above (itself pinned to pycocotools by test_coco101_equals_pycocotools).
+@given(
+    kinds=st.lists(st.sampled_from(["tp", "fp", "ig"]), min_size=0, max_size=60),
+    missed=st.integers(min_value=0, max_value=5),
+)
+def test_coco101_from_true_positives_equals_full_curve(kinds, missed):
+    k = np.array(kinds, dtype=object)
+    tp, fp = k == "tp", k == "fp"
+    npos = int(tp.sum()) + missed
+    assume(npos > 0)
+    tpc, fpc = np.cumsum(tp).astype(float), np.cumsum(fp).astype(float)
+    rec, prec = tpc / npos, tpc / (fpc + tpc + np.spacing(1))
+    q_full, idx_full = integ.coco101_points(rec, prec, integ.COCO_REC_THRS)
+
+    ntp = int(tp.sum())
+    tp_fp = fpc[tp].astype(np.int32)  # false positives before each true positive
+    q, which = np.empty(101), np.empty(101, np.int64)
+    env = np.empty(max(ntp, 1))
+    integ.coco101_from_true_positives(tp_fp, ntp, npos, len(k) > 0, integ.COCO_REC_THRS, env, q, which)
+    assert np.array_equal(q, q_full)
+    # the point read: the same detection (which true positive, or the first detection, or none)
+    tp_rows = np.flatnonzero(tp)
+    rows = np.where(which >= 0, tp_rows[np.maximum(which, 0)] if ntp else -1, np.where(which == -1, 0, -1))
+    assert np.array_equal(rows, idx_full)

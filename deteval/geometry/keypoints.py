@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from deteval.numeric import np_sum
+
 EPS = float(np.spacing(1))
 # pycocotools' Params.setKpParams: the 17 COCO person keypoints, built the same way
 COCO_SIGMAS = (
@@ -77,40 +79,13 @@ def _exponents(
     return e
 
 
-@njit(cache=True)
-def _pairwise_sum(a, start, n):  # pragma: no cover - numba
-    """``np.sum`` of ``a[start:start+n]`` in numpy's order (8 accumulators, then pairs)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[start + i]
-        return res
-    if n <= 128:
-        r = np.empty(8)
-        for j in range(8):
-            r[j] = a[start + j]
-        i = 8
-        while i < n - n % 8:
-            for j in range(8):
-                r[j] += a[start + i + j]
-            i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            res += a[start + i]
-            i += 1
-        return res
-    half = n // 2
-    half -= half % 8
-    return _pairwise_sum(a, start, half) + _pairwise_sum(a, start + half, n - half)
-
-
 @njit(cache=True, parallel=True)
 def _means(values, term_off):  # pragma: no cover - numba
     n = len(term_off) - 1
     out = np.empty(n)
     for p in prange(n):
         cnt = term_off[p + 1] - term_off[p]
-        out[p] = _pairwise_sum(values, term_off[p], cnt) / cnt
+        out[p] = np_sum(values[term_off[p] : term_off[p + 1]]) / cnt
     return out
 
 
