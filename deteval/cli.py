@@ -26,9 +26,10 @@ def _sample_pair() -> tuple[str, str]:
     )
 
 
-def _base_parser() -> argparse.ArgumentParser:
+def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="deteval",
+        add_help=add_help,
         description="Evaluate object detections against ground truth (COCO, bit-identical to pycocotools).",
         epilog="example: deteval --protocol coco results.json instances_val2017.json",
     )
@@ -37,7 +38,7 @@ def _base_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--protocol", default="coco", choices=protocols.available(), help="evaluation protocol (default: coco)"
     )
-    p.add_argument("--iou-type", default="bbox", help="what is compared: bbox (default)")
+    p.add_argument("--iou-type", default="bbox", help="what is compared: bbox (default), segm, keypoints")
     p.add_argument(
         "--fixed", action="store_true", help="correct the reference tool's quirks instead of reproducing them"
     )
@@ -63,7 +64,8 @@ def build_parser(protocol: str = "coco") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    known, _ = _base_parser().parse_known_args(argv)
+    # first pass: only to learn the protocol, whose flags join the full parser (and its --help)
+    known, _ = _base_parser(add_help=False).parse_known_args(argv)
     parser = build_parser(known.protocol)
     args = parser.parse_args(argv)
     if args.sample:
