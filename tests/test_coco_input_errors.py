@@ -237,3 +237,9 @@ def test_cli_reports_errors_with_exit_status_2(tmp_path, capsys):
     assert cli_main([preds, gt]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"deteval: error: {preds}: results[0]: score must be numeric, got 'high'"
+
+
+def test_non_numeric_image_size():
+    gt = _gt()
+    gt["images"][1]["height"] = "100"
+    assert "images[1] (id=2): height must be numeric, got '100'" in _error(_dets(), gt)

@@ -169,8 +169,9 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     anns = _get_list(data, "annotations", name)
 
     img_ids, img_first = _id_table(images, name, "images", unique=False)
-    height = np.array([images[i].get("height", -1) for i in img_first], dtype=np.float64).reshape(-1)
-    width = np.array([images[i].get("width", -1) for i in img_first], dtype=np.float64).reshape(-1)
+    firsts = [images[i] for i in img_first]
+    height = _numbers([im.get("height", -1) for im in firsts], name, "images", "height", firsts)
+    width = _numbers([im.get("width", -1) for im in firsts], name, "images", "width", firsts)
     cat_ids, cat_first = _id_table(categories, name, "categories", unique=True)
     cat_names = [str(categories[i].get("name", categories[i]["id"])) for i in cat_first]
     image_table = IdTable(img_ids, height=height, width=width)
