@@ -1,0 +1,138 @@
+"""Shared test configuration: data paths, COCO data pairs and hypothesis profiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+TESTS_DIR = Path(__file__).resolve().parent
+DATA_DIR = TESTS_DIR / "data"
+
+# tests/ holds helper modules (oracle.py, strategies.py) imported by the test files; make them
+# importable whatever pytest's import mode is.
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+# --------------------------------------------------------------------------------------
+# hypothesis profiles; select one with HYPOTHESIS_PROFILE=<name> (default: ci)
+
+_COMMON = {
+    "deadline": None,
+    "print_blob": True,
+    "derandomize": False,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+settings.register_profile("ci", max_examples=300, **_COMMON)
+settings.register_profile("dev", max_examples=50, **_COMMON)
+settings.register_profile("thorough", max_examples=3000, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# --------------------------------------------------------------------------------------
+# COCO bbox data pairs under tests/data (see each folder's README.md for source and license)
+
+
+@dataclasses.dataclass(frozen=True)
+class CocoPair:
+    name: str
+    gt_path: Path
+    dt_path: Path
+    # pycocotools 2.0.11's own recorded output for this pair (a summary file with a
+    # "type=bbox" section), or None
+    summary_path: Path | None = None
+
+    def load_gt(self) -> dict:
+        with open(self.gt_path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def load_preds(self) -> list:
+        """The results list (a file holding a dict keeps its list under "annotations")."""
+        with open(self.dt_path, encoding="utf-8") as f:
+            data = json.load(f)
+        return data["annotations"] if isinstance(data, dict) else data
+
+    def preds_list_path(self, tmp_path: Path) -> Path:
+        """A path to a results file holding a plain JSON list (written to tmp_path if needed)."""
+        with open(self.dt_path, encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, list):
+            return self.dt_path
+        out = tmp_path / f"{self.name}_results.json"
+        out.write_text(json.dumps(data["annotations"]), encoding="utf-8")
+        return out
+
+
+def _pair(name, gt, dt, summary=None) -> CocoPair:
+    return CocoPair(
+        name,
+        DATA_DIR / gt,
+        DATA_DIR / dt,
+        None if summary is None else DATA_DIR / summary,
+    )
+
+
+COCO_PAIRS = {
+    p.name: p
+    for p in [
+        _pair(
+            "coco_fake100",
+            "coco_fake100/instances_val2014_100.json",
+            "coco_fake100/instances_val2014_fakebbox100_results.json",
+            "coco_fake100/pycocotools_summary.txt",
+        ),
+        _pair(
+            "coco_fake100_nocrowd",
+            "coco_fake100_nocrowd/sampled_gts_bbox_area.json",
+            "coco_fake100_nocrowd/sampled_bbox_results.json",
+            "coco_fake100_nocrowd/pycocotools_summary.txt",
+        ),
+        _pair(
+            "voc100",
+            "voc100/coco_gt_from_voc.json",
+            "voc100/coco_results_from_dets.json",
+            "voc100/pycocotools_summary.txt",
+        ),
+        _pair(
+            "voc100_difficult_as_crowd",
+            "voc100/coco_gt_from_voc_difficult_as_crowd.json",
+            "voc100/coco_results_from_dets.json",
+            "voc100/pycocotools_summary_difficult_as_crowd.txt",
+        ),
+        _pair(
+            "tm4",
+            "tm4/tm_inputs_gt.json",
+            "tm4/tm_inputs_dets.json",
+            "tm4/pycocotools_summary_tm_inputs.txt",
+        ),
+        _pair(
+            "polygons3",
+            "polygons3/gt_dataset.json",
+            "polygons3/dt_dataset.json",
+            "polygons3/pycocotools_summary_gt_dt_dataset.txt",
+        ),
+        _pair(
+            "toy7",
+            "toy7/groundtruths_coco.json",
+            "toy7/detections_coco.json",
+            "toy7/pycocotools_summary.txt",
+        ),
+        # keypoint results carry a bbox: evaluated here as bbox (its summary is for keypoints)
+        _pair("keypoints1", "keypoints1/gt_dataset.json", "keypoints1/dt_dataset.json"),
+    ]
+}
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA_DIR
+
+
+@pytest.fixture(params=list(COCO_PAIRS), ids=list(COCO_PAIRS))
+def coco_pair(request) -> CocoPair:
+    return COCO_PAIRS[request.param]
