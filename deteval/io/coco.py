@@ -14,7 +14,6 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.json_source import read_json
-from deteval.io.masks import masks_from_segmentations
 from deteval.types import Detections, GroundTruth, IdTable
 
 
@@ -205,6 +204,8 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     keep = img_found & cat_found
     extra = {}
     if iou_type == "segm":
+        from deteval.io.masks import masks_from_segmentations  # numba: only for masks
+
         kept = np.flatnonzero(keep)
         kept_anns = [anns[i] for i in kept]
         segs = _column(kept_anns, "segmentation", name, "annotations")
@@ -322,6 +323,8 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         _check_box_sizes(boxes, name, lst, data)
     masks = None
     if branch == "segm" or iou_type == "segm":
+        from deteval.io.masks import masks_from_segmentations  # numba: only for masks
+
         if branch == "bbox":  # pycocotools gives box-only results their box as a polygon
             segs = [r["segmentation"] if "segmentation" in r else _box_polygon(b) for r, b in zip(data, boxes)]
         else:
