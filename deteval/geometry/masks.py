@@ -66,25 +66,21 @@ def rle_area(counts, start, stop):  # pragma: no cover - numba
 
 @njit(cache=True)
 def rle_overlap(a, a0, a1, b, b0, b1):  # pragma: no cover - numba
-    """Intersection and union pixel counts of masks ``a[a0:a1]`` and ``b[b0:b1]`` of one size."""
+    """Intersection and union pixel counts of masks ``a[a0:a1]`` and ``b[b0:b1]`` of one size.
+
+    pycocotools' walk: each step consumes the shorter of the two current runs
+    and moves each exhausted side to its next run, at most one run a side; the
+    walk ends when both current runs are empty. So zero-length runs that both
+    masks reach at once end it early (non-canonical RLE only), as they do there.
+    """
     inter = np.int64(0)
     union = np.int64(0)
-    ia, ib = a0, b0
     ra = np.int64(a[a0]) if a1 > a0 else np.int64(0)
     rb = np.int64(b[b0]) if b1 > b0 else np.int64(0)
+    ia, ib = a0 + 1, b0 + 1
     va = False
     vb = False
     while True:
-        while ra == 0 and ia + 1 < a1:  # zero-length runs only flip the value
-            ia += 1
-            ra = np.int64(a[ia])
-            va = not va
-        while rb == 0 and ib + 1 < b1:
-            ib += 1
-            rb = np.int64(b[ib])
-            vb = not vb
-        if ra == 0 or rb == 0:
-            break
         c = min(ra, rb)
         if va or vb:
             union += c
@@ -92,6 +88,19 @@ def rle_overlap(a, a0, a1, b, b0, b1):  # pragma: no cover - numba
                 inter += c
         ra -= c
         rb -= c
+        moved = False
+        if ra == 0 and ia < a1:
+            ra = np.int64(a[ia])
+            ia += 1
+            va = not va
+            moved = True
+        if rb == 0 and ib < b1:
+            rb = np.int64(b[ib])
+            ib += 1
+            vb = not vb
+            moved = True
+        if ra + rb == 0 or (c == 0 and not moved):  # the second only for runs of unequal totals
+            break
     return inter & _U32, union & _U32
 
 
