@@ -1,6 +1,7 @@
-"""Speed, memory and parity of deteval against other COCO bbox evaluators on the same files.
+"""Speed, memory and parity of deteval against other COCO evaluators on the same files.
 
-    python benchmarks/bench.py --preset coco [--runs 3] [--tools deteval,pycocotools,...]
+    python benchmarks/bench.py --preset coco [--iou-type bbox|segm|keypoints] [--runs 3]
+                               [--tool-runs pycocotools=1] [--tools deteval,pycocotools,...]
                                [--json out.json] [--cold]
 
 Every measurement runs in a fresh subprocess (imports, caches and page faults as a user sees
@@ -33,10 +34,15 @@ REPO = HERE.parent
 
 # --------------------------------------------------------------------------------------------
 # The tools. Each is: the module to look for, the distribution for its version, and straight-
-# line code per stage run in the child with GT / DT bound to the file paths. `stats` is an
-# expression giving the 12 summary numbers. Stages not listed are reported as missing.
+# line code per stage run in the child with GT / DT bound to the file paths and IOU to the iou
+# type. `stats` is an expression giving the summary numbers (12; 10 for keypoints). Stages not
+# listed are reported as missing. `unsupported` maps an iou type the tool cannot evaluate to the
+# reason (the tool is then skipped with that reason printed).
 # --------------------------------------------------------------------------------------------
-def _cocoapi(module, dist, imports, evaluator):
+IOU_TYPES = ("bbox", "segm", "keypoints")
+
+
+def _cocoapi(module, dist, imports, evaluator, unsupported=None):
     """A tool with pycocotools' COCO / loadRes / COCOeval(...).evaluate/accumulate/summarize."""
     return {
         "module": module,
@@ -44,11 +50,12 @@ def _cocoapi(module, dist, imports, evaluator):
         "stages": {
             "import": imports,
             "load": "gt = COCO(GT)\ndt = gt.loadRes(DT)",
-            "evaluate": f"E = {evaluator}(gt, dt, 'bbox')\nE.evaluate()",
+            "evaluate": f"E = {evaluator}(gt, dt, IOU)\nE.evaluate()",
             "accumulate": "E.accumulate()",
             "summarize": "E.summarize()",
         },
         "stats": "[float(x) for x in E.stats]",
+        "unsupported": unsupported or {},
     }
 
 
@@ -58,11 +65,12 @@ TOOLS = {
         "dist": "deteval",
         "stages": {
             "import": "import deteval\nfrom deteval.io.coco import load_coco_gt, load_coco_results",
-            "load": "gt = load_coco_gt(GT)\ndt = load_coco_results(DT, gt)",
-            "eval": "res = deteval.evaluate(dt, gt)",
+            "load": "gt = load_coco_gt(GT, iou_type=IOU)\ndt = load_coco_results(DT, gt, iou_type=IOU)",
+            "eval": "res = deteval.evaluate(dt, gt, iou_type=IOU)",
         },
         "stats": "[float(x) for x in res.stats.values()]",
-        "cli": ["-m", "deteval", "--protocol", "coco", "{DT}", "{GT}"],
+        "cli": ["-m", "deteval", "--protocol", "coco", "--iou-type", "{IOU}", "{DT}", "{GT}"],
+        "unsupported": {},
     },
     "pycocotools": _cocoapi("pycocotools", "pycocotools",
                             "from pycocotools.coco import COCO\n"
@@ -86,7 +94,7 @@ def child_script(tool: dict) -> str:
     """Python source for one timed run: stages in order, then a JSON line to argv[3]."""
     lines = [
         "import time as _time, json as _json, sys as _sys",
-        "GT, DT, _OUT = _sys.argv[1:4]",
+        "GT, DT, _OUT, IOU = _sys.argv[1:5]",
         "_T = {}",
         "_c0 = _c = _time.perf_counter()",
     ]
@@ -119,13 +127,14 @@ def run_child(argv, env, timeout):
     return p.returncode, wall, ru.ru_maxrss / 1024.0, tail
 
 
-def measure(tool_name, gt, dt, env, timeout):
+def measure(tool_name, gt, dt, iou, env, timeout):
     """One fresh-process run of a tool's stages; the parent adds wall time and peak RSS."""
     tool = TOOLS[tool_name]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         rc, wall, rss, tail = run_child(
-            [sys.executable, "-c", child_script(tool), str(gt), str(dt), str(out)], env, timeout)
+            [sys.executable, "-c", child_script(tool), str(gt), str(dt), str(out), iou], env,
+            timeout)
         if rc != 0 or not out.exists():
             return {"error": f"exit {rc}: {tail.strip()[-1500:]}"}
         res = json.loads(out.read_text())
@@ -134,14 +143,14 @@ def measure(tool_name, gt, dt, env, timeout):
         t["eval"] = sum(t[s] for s in ("evaluate", "accumulate", "summarize"))
     rec = {"times": t, "stats": res["stats"], "wall": wall, "rss_mb": rss}
     if "cli" in tool:
-        rc, cwall, crss, tail = run_cli(tool, gt, dt, env, timeout)
+        rc, cwall, crss, tail = run_cli(tool, gt, dt, iou, env, timeout)
         rec["cli"] = ({"wall": cwall, "rss_mb": crss} if rc == 0
                       else {"error": f"exit {rc}: {tail.strip()[-1500:]}"})
     return rec
 
 
-def run_cli(tool, gt, dt, env, timeout):
-    argv = [sys.executable] + [a.format(GT=gt, DT=dt) for a in tool["cli"]]
+def run_cli(tool, gt, dt, iou, env, timeout):
+    argv = [sys.executable] + [a.format(GT=gt, DT=dt, IOU=iou) for a in tool["cli"]]
     return run_child(argv, env, timeout)
 
 
@@ -220,19 +229,19 @@ def _md(head, rows):
     return "\n".join(lines)
 
 
-def cold_vs_warm(gt, dt, env, runs, timeout):
+def cold_vs_warm(gt, dt, iou, env, runs, timeout):
     """deteval's CLI with an empty numba cache each run vs with a cache filled beforehand."""
     tool = TOOLS["deteval"]
     res = {"cold": [], "warm": []}
     with tempfile.TemporaryDirectory() as warm_dir:
         wenv = dict(env, NUMBA_CACHE_DIR=warm_dir)
-        run_cli(tool, gt, dt, wenv, timeout)  # fill the warm cache
+        run_cli(tool, gt, dt, iou, wenv, timeout)  # fill the warm cache
         for _ in range(runs):
             with tempfile.TemporaryDirectory() as cold_dir:
-                rc, wall, rss, tail = run_cli(tool, gt, dt, dict(env, NUMBA_CACHE_DIR=cold_dir),
-                                              timeout)
+                rc, wall, rss, tail = run_cli(tool, gt, dt, iou,
+                                              dict(env, NUMBA_CACHE_DIR=cold_dir), timeout)
                 res["cold"].append({"wall": wall, "rss_mb": rss} if rc == 0 else {"error": tail})
-            rc, wall, rss, tail = run_cli(tool, gt, dt, wenv, timeout)
+            rc, wall, rss, tail = run_cli(tool, gt, dt, iou, wenv, timeout)
             res["warm"].append({"wall": wall, "rss_mb": rss} if rc == 0 else {"error": tail})
     out = {}
     for k, v in res.items():
@@ -260,10 +269,17 @@ def version(tool):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="coco",
-                    help="small, coco, coco-sparse or o365 (see make_data.py)")
+                    help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm (masks), "
+                         "small-kp, person-kp (keypoints); see make_data.py")
     ap.add_argument("--data", type=Path,
                     help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")
+    ap.add_argument("--iou-type", choices=IOU_TYPES,
+                    help="what every tool evaluates (default: the preset's: segm for *-segm, "
+                         "keypoints for *-kp, else bbox)")
     ap.add_argument("--runs", type=int, default=3, help="runs per tool; medians are reported")
+    ap.add_argument("--tool-runs", default="",
+                    help="per-tool run counts overriding --runs, e.g. pycocotools=1 (the slow "
+                         "reference on segm); a tool's runs are still interleaved with the others'")
     ap.add_argument("--tools", help=f"comma-separated subset of {','.join(ALL_TOOLS)} "
                                     "(default: all installed; o365 leaves out the slow ones)")
     ap.add_argument("--json", type=Path,
@@ -275,12 +291,16 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
     a = ap.parse_args(argv)
 
+    sys.path.insert(0, str(HERE))
+    import make_data
+
+    preset = make_data.PRESETS.get(a.preset)
+    iou = a.iou_type or (preset.iou_type if preset is not None else "bbox")
     data = a.data or HERE / "data" / a.preset
     gt, dt = data / "gt.json", data / "dets.json"
     if not (gt.exists() and dt.exists()):
-        sys.path.insert(0, str(HERE))
-        import make_data
-
+        if preset is None:
+            ap.error(f"no {gt} / {dt}, and {a.preset!r} is not a preset of make_data.py")
         make_data.make(a.preset, data)
 
     if a.tools:
@@ -292,12 +312,22 @@ def main(argv=None):
         wanted = [t for t in ALL_TOOLS if t not in DEFAULT_EXCLUDE.get(a.preset, ())]
     tools = []
     for t in wanted:
-        if installed(t):
-            tools.append(t)
-        else:
+        if not installed(t):
             print(f"skipping {t}: not installed", file=sys.stderr)
+        elif iou in TOOLS[t]["unsupported"]:
+            print(f"skipping {t}: no iou_type {iou!r} ({TOOLS[t]['unsupported'][iou]})",
+                  file=sys.stderr)
+        else:
+            tools.append(t)
     if not tools:
         ap.error("no tool to run")
+    n_runs = {t: a.runs for t in tools}
+    for item in filter(None, (x.strip() for x in a.tool_runs.split(","))):
+        name, _, count = item.partition("=")
+        if name not in TOOLS or not count.isdigit() or int(count) < 1:
+            ap.error(f"--tool-runs wants TOOL=N with N >= 1 and TOOL one of {ALL_TOOLS}, got {item!r}")
+        if name in n_runs:
+            n_runs[name] = int(count)
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
@@ -305,19 +335,21 @@ def main(argv=None):
     env.update(RAYON_NUM_THREADS=n, NUMBA_NUM_THREADS=n, OMP_NUM_THREADS=n)
 
     if "deteval" in tools:  # fill the numba cache once, so runs measure the warm path
-        measure("deteval", gt, dt, env, a.timeout)
+        measure("deteval", gt, dt, iou, env, a.timeout)
 
     runs = {t: [] for t in tools}
-    for r in range(a.runs):
+    for r in range(max(n_runs.values())):
         for t in tools:  # interleaved, so drift hits every tool alike
-            rec = measure(t, gt, dt, env, a.timeout)
+            if r >= n_runs[t]:
+                continue
+            rec = measure(t, gt, dt, iou, env, a.timeout)
             runs[t].append(rec)
             if "error" in rec:
                 what = rec["error"].strip().splitlines()[-1]
             else:
                 what = (f"total {rec['times']['total']:.3f} s, wall {rec['wall']:.3f} s, "
                         f"rss {rec['rss_mb']:.0f} MB")
-            print(f"run {r + 1}/{a.runs} {t}: {what}", file=sys.stderr, flush=True)
+            print(f"run {r + 1}/{n_runs[t]} {t}: {what}", file=sys.stderr, flush=True)
 
     summary = {t: summarise_runs(runs[t]) for t in tools}
     ref = next((t for t in ("pycocotools", "deteval") if t in tools
@@ -335,7 +367,8 @@ def main(argv=None):
     with open(dt, "rb") as f:
         n_dets = len(json.load(f))
     meta = {
-        "preset": a.preset, "data": str(data), "runs": a.runs, "threads": a.threads,
+        "preset": a.preset, "iou_type": iou, "data": str(data), "runs": n_runs,
+        "threads": a.threads, "load_average": os.getloadavg(),
         "images": len(g["images"]), "gt": len(g["annotations"]), "detections": n_dets,
         "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "reference": ref,
@@ -344,9 +377,14 @@ def main(argv=None):
     del g
     result = {"meta": meta, "tools": summary, "raw": runs}
 
-    print(f"\n## {a.preset}: {meta['images']} images, {meta['gt']} GT, {n_dets} detections; "
-          f"median of {a.runs} run(s), {a.threads} threads; stats checked against {ref}\n")
-    print("versions: " + ", ".join(f"{t} {v}" for t, v in meta["versions"].items()) + "\n")
+    counts = sorted(set(n_runs.values()))
+    how_many = (f"{counts[0]}" if len(counts) == 1
+                else ", ".join(f"{t} {n_runs[t]}" for t in tools))
+    print(f"\n## {a.preset}, {iou}: {meta['images']} images, {meta['gt']} GT, {n_dets} detections; "
+          f"median of {how_many} run(s), {a.threads} threads; stats checked against {ref}\n")
+    print("versions: " + ", ".join(f"{t} {v}" for t, v in meta["versions"].items()))
+    print("load average at the end (1, 5, 15 min): "
+          + ", ".join(f"{x:.2f}" for x in meta["load_average"]) + f" on {os.cpu_count()} CPUs\n")
     print(tables(summary, tools))
     for t in tools:
         for e in summary[t].get("errors", []) or [summary[t].get("error")]:
@@ -358,7 +396,7 @@ def main(argv=None):
 
     if a.cold:
         if "deteval" in tools:
-            cw = cold_vs_warm(gt, dt, env, a.runs, a.timeout)
+            cw = cold_vs_warm(gt, dt, iou, env, a.runs, a.timeout)
             result["deteval_cli_cold_vs_warm"] = cw
             print("\n" + _md(["deteval CLI", "wall s", "peak RSS MB"],
                              [[k, _fmt(v.get("wall")), _fmt(v.get("rss_mb"), "mb")]
@@ -367,7 +405,9 @@ def main(argv=None):
         else:
             print("--cold needs deteval in --tools", file=sys.stderr)
 
-    out = a.json or HERE / "results" / f"{a.preset}.json"
+    default_iou = preset.iou_type if preset is not None else "bbox"
+    name = a.preset if iou == default_iou else f"{a.preset}-{iou}"
+    out = a.json or HERE / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
     print(f"\nwrote {out}")

@@ -7,11 +7,18 @@ detections made of jittered true positives, duplicates, class confusions and bac
 positives, with scores rounded to 3 decimals (so ties occur), at most 100 per image, written
 grouped by image in score order as detectors write them.
 
+The ``*-segm`` presets have the same ground truth and boxes as their bbox twins (``small``,
+``coco``) and give every detection a mask as well, as Mask R-CNN's results files do: the box
+plus a ``segmentation`` in compressed RLE (``counts`` a str, what ``pycocotools.mask.encode``
+writes) at the image's size. The ``*-kp`` presets are COCO person keypoints: 17 keypoints per
+person, people without any labelled, and a top-down pose estimator's results (keypoints and a
+score, no box).
+
     python benchmarks/make_data.py --preset coco [--out DIR] [--seed 0]
 
 writes ``DIR/gt.json`` and ``DIR/dets.json`` (default ``benchmarks/data/<preset>/``).
-Everything is vectorised with numpy; only the final list-of-dicts for the JSON writer is
-built in Python.
+Everything is vectorised with numpy (masks are rasterised and RLE-encoded in chunks of image
+columns); only the final list-of-dicts for the JSON writer is built in Python.
 """
 
 from __future__ import annotations
@@ -75,6 +82,11 @@ class Preset:
     dets_base: float = 0.0
     score_floor: float = 0.001
     polygons: bool = True  # Objects365 is box-only, COCO has masks
+    masks: bool = False  # detections carry a compressed-RLE `segmentation` (instance segmentation)
+
+    @property
+    def iou_type(self) -> str:
+        return "segm" if self.masks else "bbox"
 
 
 PRESETS = {
@@ -84,6 +96,9 @@ PRESETS = {
                           score_floor=0.05),
     "o365": Preset(80000, 365, 13.0, dense=False, dets_slope=0.8, dets_base=4.5,
                    score_floor=0.05, polygons=False),
+    # the same ground truth and boxes as small / coco, the detections with masks
+    "small-segm": Preset(500, 80, 7.3, dense=True, masks=True),
+    "coco-segm": Preset(5000, 80, 7.3, dense=True, masks=True),
 }
 
 MAX_DETS = 100
@@ -137,8 +152,11 @@ def _clip_round(x, y, w, h, iw, ih):
     return np.stack([x1, y1, w, h], axis=1)
 
 
-def _polygons(rng, box, npts):
-    """One star-shaped polygon of npts[i] points inside each box, as lists of 2-dp floats."""
+def _polygons(rng, box, npts, points=False):
+    """One star-shaped polygon of npts[i] points inside each box, as lists of 2-dp floats.
+
+    With ``points``, also the (n, 16) vertex arrays ``px, py`` (only the first npts[i] are used).
+    """
     n, k = len(box), 16
     ang = np.sort(rng.random((n, k)), axis=1) * 2 * np.pi
     rad = rng.uniform(0.55, 1.0, (n, k))
@@ -150,7 +168,8 @@ def _polygons(rng, box, npts):
     xy[:, 0::2] = px
     xy[:, 1::2] = py
     rows = xy.tolist()
-    return [[r[: 2 * m]] for r, m in zip(rows, npts.tolist())]
+    segs = [[r[: 2 * m]] for r, m in zip(rows, npts.tolist())]
+    return (segs, px, py) if points else segs
 
 
 def _crowd_rle(box_int, iw, ih):
@@ -164,6 +183,125 @@ def _crowd_rle(box_int, iw, ih):
         counts.append(bh)
         counts.append(w * h - sum(counts))
         out.append(counts)
+    return out
+
+
+# Detection masks: polygons rasterised at pixel centres straight into column-major runs, then
+# written as COCO compressed RLE strings, the bytes pycocotools.mask.encode gives for that mask.
+RLE_CHUNK_COLUMNS = 1_000_000  # image columns rasterised at once (~2 edge crossings each)
+
+
+def _star(rng, box, npts, k=16):
+    """Star-shaped polygons of npts[i] vertices around each box's centre: (n, k) x and y, NaN past npts."""
+    n = len(box)
+    j = np.arange(k)
+    ang = np.where(j < npts[:, None], rng.random((n, k)), 2.0)  # unused vertices sort last
+    ang = np.sort(ang, axis=1) * 2 * np.pi
+    rad = rng.uniform(0.55, 1.0, (n, k))
+    px = box[:, 0:1] + box[:, 2:3] / 2 * (1 + np.cos(ang) * rad)
+    py = box[:, 1:2] + box[:, 3:4] / 2 * (1 + np.sin(ang) * rad)
+    unused = j >= npts[:, None]
+    px[unused] = np.nan
+    py[unused] = np.nan
+    return px, py
+
+
+def _rle_runs(px, py, h, w):
+    """Column-major runs (0s first) of each polygon's mask on its h x w image, for a chunk.
+
+    Pixel (column c, row r) is in the mask when its centre (c + 0.5, r + 0.5) is inside the
+    polygon (even-odd rule): every edge is crossed by the vertical lines through the centres of
+    the columns it spans (half-open, so a vertex on a line counts once); sorted by (mask, column,
+    y), consecutive crossings pair up, and each pair covers the rows whose centres lie between
+    them. px, py: (n, K) vertices, NaN past a polygon's last. Returns (runs int64, number of
+    runs per mask).
+    """
+    n, k = px.shape
+    last = np.isfinite(px).sum(axis=1)
+    valid = np.arange(k) < last[:, None]
+    nxt = np.where(np.arange(k) + 1 < last[:, None], np.arange(k) + 1, 0)
+    ed = np.broadcast_to(np.arange(n)[:, None], (n, k))[valid]  # each edge's mask
+    xa, ya = px[valid], py[valid]
+    xb, yb = np.take_along_axis(px, nxt, 1)[valid], np.take_along_axis(py, nxt, 1)[valid]
+    lo = np.clip(np.ceil(np.minimum(xa, xb) - 0.5), 0, w[ed]).astype(np.int64)
+    hi = np.clip(np.ceil(np.maximum(xa, xb) - 0.5), 0, w[ed]).astype(np.int64)
+    cnt = np.maximum(hi - lo, 0)  # columns whose centre x is in [min(xa, xb), max(xa, xb))
+    e = np.repeat(np.arange(len(ed)), cnt)
+    col = lo[e] + np.arange(len(e)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    y = ya[e] + (col + 0.5 - xa[e]) * (yb[e] - ya[e]) / (xb[e] - xa[e])
+    key = ed[e] * (int(w.max()) + 1) + col
+    o = np.argsort(key, kind="stable")  # timsort: each edge's crossings are an ascending run
+    key, y = key[o], y[o]
+    # a column crossed more than twice needs its y's sorted; twice, a min / max below does it
+    grp = np.cumsum(np.append(True, key[1:] != key[:-1])) - 1
+    many = np.flatnonzero(np.bincount(grp)[grp] > 2)
+    y[many] = y[many][np.lexsort((y[many], key[many]))]
+    col = key[0::2] % (int(w.max()) + 1)  # every column has an even number of crossings
+    d = key[0::2] // (int(w.max()) + 1)
+    r0 = np.clip(np.ceil(np.minimum(y[0::2], y[1::2]) - 0.5), 0, h[d]).astype(np.int64)
+    r1 = np.clip(np.ceil(np.maximum(y[0::2], y[1::2]) - 0.5), 0, h[d]).astype(np.int64)
+    ok = r1 > r0
+    base = col * h[d]
+    start, stop, di = (base + r0)[ok], (base + r1)[ok], d[ok]
+    # join intervals that touch (across a column boundary or a zero-width gap)
+    new = np.ones(len(di), bool)
+    new[1:] = (di[1:] != di[:-1]) | (start[1:] != stop[:-1])
+    end = np.append(new[1:], True)
+    rs, re, rd = start[new], stop[end], di[new]
+    nr = np.bincount(rd, minlength=n)
+    first = np.append(True, rd[1:] != rd[:-1]) if len(rd) else np.zeros(0, bool)
+    prev = np.append(0, re[:-1])
+    prev[first] = 0
+    last_end = np.zeros(n, np.int64)
+    final = np.append(rd[1:] != rd[:-1], True) if len(rd) else np.zeros(0, bool)
+    last_end[rd[final]] = re[final]
+    tail = h * w - last_end
+    has_tail = tail > 0  # a mask ending on the last pixel has no trailing 0s
+    length = 2 * nr + has_tail
+    off = np.cumsum(length) - length
+    runs = np.empty(int(length.sum()), np.int64)
+    j = np.arange(len(rd)) - np.repeat(np.cumsum(nr) - nr, nr)
+    runs[off[rd] + 2 * j] = rs - prev
+    runs[off[rd] + 2 * j + 1] = re - rs
+    runs[(off + 2 * nr)[has_tail]] = tail[has_tail]
+    return runs, length
+
+
+_POW2 = np.left_shift(1, np.arange(62, dtype=np.int64))
+
+
+def _rle_strings(runs, length):
+    """COCO compressed RLE strings: from the fourth run on each is stored as its difference to
+    the run two before; each value is written in 5-bit groups, low first, as chr(48 + group),
+    with 0x20 on every group but the last and the last one's 0x10 giving the sign."""
+    n = len(length)
+    off = np.cumsum(length) - length
+    owner = np.repeat(np.arange(n), length)
+    idx = np.arange(len(runs)) - off[owner]
+    x = runs.copy()
+    later = np.flatnonzero(idx > 2)
+    x[later] -= runs[later - 2]
+    mag = np.where(x < 0, ~x, x)
+    groups = (np.searchsorted(_POW2, mag, side="right") + 5) // 5  # bits incl. the sign, / 5
+    rep = np.repeat(np.arange(len(x)), groups)
+    g = np.arange(len(rep)) - np.repeat(np.cumsum(groups) - groups, groups)
+    ch = (x[rep] >> (5 * g)) & 0x1F
+    ch |= np.where(g < groups[rep] - 1, 0x20, 0)
+    buf = (ch + 48).astype(np.uint8).tobytes().decode("ascii")
+    ends = np.cumsum(np.bincount(owner, weights=groups, minlength=n).astype(np.int64)).tolist()
+    return [buf[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+
+def _mask_rles(px, py, h, w):
+    """Compressed RLE strings of polygon masks, rasterised in chunks of about RLE_CHUNK_COLUMNS columns."""
+    h, w = h.astype(np.int64), w.astype(np.int64)
+    cols = np.nan_to_num(np.nanmax(px, axis=1) - np.nanmin(px, axis=1)) + 2
+    bounds = np.searchsorted(np.cumsum(cols), np.arange(1, int(cols.sum() // RLE_CHUNK_COLUMNS) + 1)
+                             * RLE_CHUNK_COLUMNS)
+    out = []
+    for a, b in zip(np.r_[0, bounds], np.r_[bounds, len(px)]):
+        if b > a:
+            out += _rle_strings(*_rle_runs(px[a:b], py[a:b], h[a:b], w[a:b]))
     return out
 
 
@@ -261,6 +399,8 @@ def generate(preset: Preset, seed: int = 0):
     d_img = np.concatenate([t_img, b_img])
     d_cat = np.concatenate([t_cat, b_cat])
     d_box = np.concatenate([t_box, b_box])
+    d_src = np.concatenate([src_gt, np.full(nb, -1)])  # the GT a detection comes from, -1: none
+    d_sig = np.concatenate([sig, np.zeros(nb)])
     d_score = np.round(np.clip(np.concatenate([t_score, b_score]), preset.score_floor, 1.0), 3)
     d_score = np.maximum(d_score, preset.score_floor)
 
@@ -271,6 +411,7 @@ def generate(preset: Preset, seed: int = 0):
     rank = np.arange(len(d_img)) - starts[d_img]
     keep = rank < target[d_img]
     d_img, d_cat, d_box, d_score = d_img[keep], d_cat[keep], d_box[keep], d_score[keep]
+    d_src, d_sig = d_src[order][keep], d_sig[order][keep]
 
     # ---------------- JSON documents ----------------
     images = [
@@ -286,7 +427,7 @@ def generate(preset: Preset, seed: int = 0):
     a_crowd = crowd[ann_order].astype(int).tolist()
     if preset.polygons:
         npts = rng.integers(8, 17, n_gt)
-        segs = _polygons(rng, gbox[ann_order], npts[ann_order])
+        segs, qx, qy = _polygons(rng, gbox[ann_order], npts[ann_order], points=True)
         ci = np.flatnonzero(crowd[ann_order])
         ci_img = g_img[ann_order][ci]
         rles = _crowd_rle(gbox[ann_order][ci].astype(np.int64), iw[ci_img], ih[ci_img])
@@ -318,6 +459,220 @@ def generate(preset: Preset, seed: int = 0):
         {"image_id": i, "category_id": c, "bbox": b, "score": s}
         for i, c, b, s in zip(r_img, r_cat, r_box, r_score)
     ]
+    if preset.masks:
+        # after every draw above, from its own stream: GT and boxes stay those of the bbox preset
+        inv = np.argsort(ann_order)
+        rles = _detection_masks(np.random.default_rng([seed, 1]), d_box, d_src, d_sig,
+                                gbox, qx[inv], qy[inv], npts, iw[d_img], ih[d_img])
+        for det, counts, h, w in zip(dets, rles, ih[d_img].astype(int).tolist(),
+                                     iw[d_img].astype(int).tolist()):
+            det["segmentation"] = {"size": [h, w], "counts": counts}
+    return gt, dets
+
+
+MASK_FOLLOWS_BOX = 0.4  # how much of the box's error a detection's mask repeats (a mask head corrects some)
+MASK_NOISE = (0.2, 0.015)  # vertex noise, relative to the box: a * box jitter sigma + b
+
+
+def _detection_masks(rng, d_box, d_src, d_sig, gbox, gx, gy, gnpts, iw, ih):
+    """A mask per detection, as compressed RLE strings at the image's size.
+
+    A detection made from a GT object gets that object's polygon carried from the GT box into
+    its own box, each vertex moved by noise that grows with the box's localisation error (so
+    mask IoU < box IoU, as for Mask R-CNN); a background detection gets a star-shaped polygon
+    inside its box.
+    """
+    n = len(d_box)
+    px, py = np.full((n, 16), np.nan), np.full((n, 16), np.nan)
+    tp = np.flatnonzero(d_src >= 0)
+    g = d_src[tp]
+    box = gbox[g] + MASK_FOLLOWS_BOX * (d_box[tp] - gbox[g])
+    u = (gx[g] - gbox[g, 0:1]) / np.maximum(gbox[g, 2:3], 1e-9)
+    v = (gy[g] - gbox[g, 1:2]) / np.maximum(gbox[g, 3:4], 1e-9)
+    noise = (MASK_NOISE[0] * d_sig[tp] + MASK_NOISE[1])[:, None]
+    unused = np.arange(16) >= gnpts[g][:, None]
+    tx = box[:, 0:1] + (u + rng.normal(0, 1, u.shape) * noise) * box[:, 2:3]
+    ty = box[:, 1:2] + (v + rng.normal(0, 1, v.shape) * noise) * box[:, 3:4]
+    tx[unused] = ty[unused] = np.nan
+    px[tp], py[tp] = tx, ty
+    bg = np.flatnonzero(d_src < 0)
+    px[bg], py[bg] = _star(rng, d_box[bg], rng.integers(8, 17, len(bg)))
+    return _mask_rles(px, py, ih, iw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Person keypoints: COCO person_keypoints ground truth and a top-down pose estimator's results
+# ---------------------------------------------------------------------------------------------
+KP_NAMES = ["nose", "left_eye", "right_eye", "left_ear", "right_ear", "left_shoulder",
+            "right_shoulder", "left_elbow", "right_elbow", "left_wrist", "right_wrist", "left_hip",
+            "right_hip", "left_knee", "right_knee", "left_ankle", "right_ankle"]
+KP_SKELETON = [[16, 14], [14, 12], [17, 15], [15, 13], [12, 13], [6, 12], [7, 13], [6, 7],
+               [6, 8], [7, 9], [8, 10], [9, 11], [2, 3], [1, 2], [1, 3], [2, 4], [3, 5], [4, 6],
+               [5, 7]]
+# COCO's per-keypoint OKS sigmas (how precisely people agree on each keypoint): the noise scale
+KP_SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07, 1.07, .87,
+                      .87, .89, .89]) / 10
+# a person facing the camera, (x, y) as fractions of the box (their left on the image's right)
+KP_POSE = np.array([[.50, .08], [.54, .06], [.46, .06], [.59, .08], [.41, .08], [.70, .22],
+                    [.30, .22], [.80, .38], [.20, .38], [.84, .52], [.16, .52], [.62, .52],
+                    [.38, .52], [.62, .74], [.38, .74], [.62, .95], [.38, .95]])
+KP_LABEL_P = np.array([.85, .8, .8, .55, .55, .9, .9, .8, .8, .75, .75, .85, .85, .75, .75, .7, .7])
+
+
+@dataclass(frozen=True)
+class KeypointPreset:
+    n_images: int
+    persons_per_image: float = 4.0  # mean (heavy tail); every image has at least one person
+    iou_type = "keypoints"
+
+
+PRESETS.update({
+    "small-kp": KeypointPreset(500),
+    "person-kp": KeypointPreset(5000),
+})
+
+
+def _poses(rng, box):
+    """The 17 true joint positions (n, 17) x and y of a person in each box, varied and tilted."""
+    n = len(box)
+    u = KP_POSE[None, :, 0] + rng.normal(0, 0.04, (n, 17))
+    v = KP_POSE[None, :, 1] + rng.normal(0, 0.03, (n, 17))
+    arms = slice(7, 11)
+    u[:, arms] += rng.normal(0, 0.1, (n, 4))
+    v[:, arms] += rng.normal(0, 0.08, (n, 4))
+    back = rng.random(n) < 0.3  # seen from behind: their left on the image's left
+    u[back] = 1 - u[back]
+    x = box[:, 0:1] + u * box[:, 2:3]
+    y = box[:, 1:2] + v * box[:, 3:4]
+    cx, cy = box[:, 0:1] + box[:, 2:3] / 2, box[:, 1:2] + box[:, 3:4] / 2
+    t = rng.normal(0, 0.12, (n, 1))
+    return (cx + (x - cx) * np.cos(t) - (y - cy) * np.sin(t),
+            cy + (x - cx) * np.sin(t) + (y - cy) * np.cos(t))
+
+
+def generate_keypoints(preset: KeypointPreset, seed: int = 0):
+    """COCO person keypoints GT (17 keypoints, ~40% of people without any) and the results of
+    a top-down pose estimator: one pose per detected person, duplicates, false positives."""
+    rng = np.random.default_rng(seed)
+    n_img = preset.n_images
+    img_ids = rng.permutation(np.sort(rng.choice(np.arange(1, 600_000), n_img, replace=False)))
+    iw, ih = _sizes(rng, n_img)
+
+    # ---------------- ground truth ----------------
+    nb_n, extra = 0.8, preset.persons_per_image - 1
+    npers = 1 + np.minimum(rng.negative_binomial(nb_n, nb_n / (nb_n + extra), n_img), 39)
+    g_img = np.repeat(np.arange(n_img), npers)
+    n = len(g_img)
+    crowd = rng.random(n) < 0.012
+    side = np.exp(rng.normal(np.log(75.0), 0.95, n))
+    tall = np.exp(rng.normal(np.log(2.1), 0.35, n))  # h / w of a person
+    w_, h_ = iw[g_img], ih[g_img]
+    bw = np.clip(side / np.sqrt(tall), 2.0, w_)
+    bh = np.clip(side * np.sqrt(tall), 2.0, h_)
+    bx, by = rng.random(n) * (w_ - bw), rng.random(n) * (h_ - bh)
+    cx, cy, cw, ch = _boxes_in(rng, n, w_, h_, np.log(200.0), 0.4)
+    bx, by = np.where(crowd, np.floor(cx), bx), np.where(crowd, np.floor(cy), by)
+    bw, bh = np.where(crowd, np.floor(cw), bw), np.where(crowd, np.floor(ch), bh)
+    gbox = _clip_round(bx, by, bw, bh, w_, h_)
+    garea = np.round(gbox[:, 2] * gbox[:, 3] * rng.uniform(0.45, 0.7, n), 2)
+    garea = np.where(crowd, gbox[:, 2] * gbox[:, 3], garea)
+    tx, ty = _poses(rng, gbox)
+    # labelled keypoints: COCO annotators skipped most small people (num_keypoints 0)
+    p_ann = np.where(garea < 32 ** 2, 0.2, np.where(garea < 96 ** 2, 0.75, 0.95))
+    annotated = ~crowd & (rng.random(n) < p_ann)
+    truncated = rng.random(n) < 0.15  # legs out of the picture
+    inside = (tx >= 0) & (tx < w_[:, None]) & (ty >= 0) & (ty < h_[:, None])
+    lab = annotated[:, None] & inside & (rng.random((n, 17)) < KP_LABEL_P)
+    lab[truncated, 13:] = False
+    vis = np.where(rng.random((n, 17)) < 0.2, 1, 2)
+    kp = np.zeros((n, 17, 3), np.int64)
+    kp[..., 0] = np.where(lab, np.round(tx), 0)
+    kp[..., 1] = np.where(lab, np.round(ty), 0)
+    kp[..., 2] = np.where(lab, vis, 0)
+    num_kp = lab.sum(axis=1)
+
+    # ---------------- detections ----------------
+    s = np.sqrt(garea)
+    p_det = np.clip(0.62 + 0.12 * np.log(s / 16 + 1e-9), 0.3, 0.97)
+    det_gt = np.flatnonzero(~crowd & (rng.random(n) < p_det))
+    dup_gt = det_gt[rng.random(len(det_gt)) < 0.1]
+    src = np.concatenate([det_gt, dup_gt])
+    dup = np.repeat([False, True], [len(det_gt), len(dup_gt)])
+    m = len(src)
+    # pose error in OKS units: a keypoint's expected -log(similarity) is err**2
+    err = np.where(dup, rng.gamma(2.0, 0.5, m), rng.gamma(2.0, 0.12, m))
+    err = err * np.where(s[src] < 32, 1.5, 1.0)
+    tau = (err * s[src])[:, None] * 2 * KP_SIGMAS[None, :]
+    dx = rng.normal(0, 1, (m, 17)) * tau
+    dy = rng.normal(0, 1, (m, 17)) * tau
+    wild = rng.random((m, 17)) < 0.03  # a limb on the wrong person, left/right swaps ...
+    dx = np.where(wild, rng.normal(0, 0.35, (m, 17)) * s[src][:, None], dx)
+    dy = np.where(wild, rng.normal(0, 0.35, (m, 17)) * s[src][:, None], dy)
+    t_img = g_img[src]
+    t_x, t_y = tx[src] + dx, ty[src] + dy
+    t_conf = rng.beta(5.0, 2.0, (m, 17)) * np.exp(-0.3 * err)[:, None]
+    t_score = rng.beta(6.0, 1.5, m) * (0.5 + 0.5 * np.exp(-err))
+    t_score = np.where(dup, t_score * rng.uniform(0.2, 0.7, m), t_score)
+
+    n_fp = rng.poisson(1.5 + 0.5 * npers)  # low-scoring poses on background and crowd boxes
+    f_img = np.repeat(np.arange(n_img), n_fp)
+    nf = len(f_img)
+    f_side = np.exp(rng.normal(np.log(50.0), 0.9, nf))
+    f_tall = np.exp(rng.normal(np.log(2.0), 0.4, nf))
+    fw = np.clip(f_side / np.sqrt(f_tall), 2.0, iw[f_img])
+    fh = np.clip(f_side * np.sqrt(f_tall), 2.0, ih[f_img])
+    f_box = np.stack([rng.random(nf) * (iw[f_img] - fw), rng.random(nf) * (ih[f_img] - fh),
+                      fw, fh], axis=1)
+    f_x, f_y = _poses(rng, f_box)
+    f_conf = rng.beta(2.0, 4.0, (nf, 17))
+    f_score = rng.beta(1.5, 6.0, nf)
+
+    d_img = np.concatenate([t_img, f_img])
+    d_x = np.round(np.clip(np.concatenate([t_x, f_x]), 0, iw[d_img, None] - 1), 2)
+    d_y = np.round(np.clip(np.concatenate([t_y, f_y]), 0, ih[d_img, None] - 1), 2)
+    d_conf = np.round(np.concatenate([t_conf, f_conf]), 3)
+    d_score = np.clip(np.round(np.concatenate([t_score, f_score]), 3), 0.001, 1.0)
+    order = np.lexsort((-d_score, d_img))
+
+    # ---------------- JSON documents ----------------
+    images = [
+        {"license": 1, "file_name": f"{i:012d}.jpg", "height": int(h), "width": int(w), "id": i}
+        for i, w, h in zip(img_ids.tolist(), iw.tolist(), ih.tolist())
+    ]
+    ann_order = rng.permutation(n)
+    npts = rng.integers(8, 17, n)
+    segs = _polygons(rng, gbox[ann_order], npts[ann_order])
+    ci = np.flatnonzero(crowd[ann_order])
+    ci_img = g_img[ann_order][ci]
+    rles = _crowd_rle(gbox[ann_order][ci].astype(np.int64), iw[ci_img], ih[ci_img])
+    for j, counts, w, h in zip(ci.tolist(), rles, iw[ci_img].tolist(), ih[ci_img].tolist()):
+        segs[j] = {"counts": counts, "size": [int(h), int(w)]}
+    a_kp = kp[ann_order].reshape(n, 51).tolist()
+    a_num = num_kp[ann_order].tolist()
+    a_area = garea[ann_order].tolist()
+    a_crowd = crowd[ann_order].astype(int).tolist()
+    a_img = img_ids[g_img[ann_order]].tolist()
+    a_box = gbox[ann_order].tolist()
+    annotations = [
+        {"segmentation": segs[k], "num_keypoints": a_num[k], "area": a_area[k],
+         "iscrowd": a_crowd[k], "keypoints": a_kp[k], "image_id": a_img[k], "bbox": a_box[k],
+         "category_id": 1, "id": k + 1}
+        for k in range(n)
+    ]
+    gt = {
+        "info": {"description": "deteval synthetic benchmark data (person keypoints)",
+                 "version": "1.0", "year": 2024, "contributor": "deteval",
+                 "date_created": "2024-01-01"},
+        "licenses": [{"url": "", "id": 1, "name": "synthetic"}],
+        "images": images, "annotations": annotations,
+        "categories": [{"supercategory": "person", "id": 1, "name": "person",
+                        "keypoints": KP_NAMES, "skeleton": KP_SKELETON}],
+    }
+    d_kp = np.stack([d_x[order], d_y[order], d_conf[order]], axis=2).reshape(-1, 51).tolist()
+    dets = [
+        {"image_id": i, "category_id": 1, "keypoints": k, "score": sc}
+        for i, k, sc in zip(img_ids[d_img[order]].tolist(), d_kp, d_score[order].tolist())
+    ]
     return gt, dets
 
 
@@ -330,7 +685,9 @@ def _dump(obj, path: Path):
 
 def make(preset_name: str, out: Path, seed: int = 0, quiet: bool = False) -> Path:
     t0 = time.perf_counter()
-    gt, dets = generate(PRESETS[preset_name], seed)
+    preset = PRESETS[preset_name]
+    gen = generate_keypoints if isinstance(preset, KeypointPreset) else generate
+    gt, dets = gen(preset, seed)
     out.mkdir(parents=True, exist_ok=True)
     _dump(gt, out / "gt.json")
     _dump(dets, out / "dets.json")
