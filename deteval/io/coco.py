@@ -216,7 +216,9 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         kpts = _keypoints(_column(anns, "keypoints", name, "annotations"), name, "annotations", anns)
         counted = (kpts[:, 2::3] > 0).sum(axis=1)
         given = _column(anns, "num_keypoints", name, "annotations", default=None)
-        num = np.array([counted[i] if v is None else v for i, v in enumerate(given)], dtype=np.float64).reshape(-1)
+        num = _numbers(
+            [counted[i] if v is None else v for i, v in enumerate(given)], name, "annotations", "num_keypoints", anns
+        )
         extra["keypoints"] = kpts[keep]
         extra["num_keypoints"] = num[keep]
     if not keep.all():
@@ -331,7 +333,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
             segs = _column(data, "segmentation", name, lst)
         masks = masks_from_segmentations(segs, gt.images.height[image], gt.images.width[image], name, lst, data)
         extra["masks"] = masks
-        extra["mask_area"] = _mask_areas(masks)
+        extra["mask_area"] = masks.area
     kpts = None
     if branch == "keypoints" or iou_type == "keypoints":
         kpts = _keypoints(_column(data, "keypoints", name, lst), name, lst, data)
@@ -364,15 +366,6 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         source=name,
         extra=extra,
     )
-
-
-def _mask_areas(masks) -> np.ndarray:
-    """Pixels of each mask: the sum of its odd (1-valued) runs."""
-    starts = masks.offsets[:-1]
-    parity = np.arange(len(masks.counts)) - np.repeat(starts, np.diff(masks.offsets))
-    ones = np.where(parity % 2 == 1, masks.counts.astype(np.int64), 0)
-    csum = np.concatenate([[0], np.cumsum(ones)])
-    return (csum[masks.offsets[1:]] - csum[starts]).astype(np.float64)
 
 
 def _box_polygon(box: np.ndarray) -> list:

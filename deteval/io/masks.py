@@ -17,6 +17,11 @@ from numba import njit
 
 from deteval.errors import InputError
 
+_U32_MAX = 2**32 - 1
+# pycocotools rasterises polygons at 5x with int arithmetic and walks the boundary pixel by pixel:
+# coordinates near 4e8 overflow it (a crash), and far smaller ones already take gigabytes
+_POLYGON_LIMIT = 1e6
+
 
 @dataclass(frozen=True)
 class Masks:
@@ -26,51 +31,76 @@ class Masks:
     offsets: np.ndarray  # int64 (N + 1,)
     height: np.ndarray  # int64 (N,)
     width: np.ndarray  # int64 (N,)
+    area: np.ndarray  # float64 (N,), pixels of each mask
 
     def __len__(self) -> int:
         return len(self.height)
 
-    def take(self, rows: np.ndarray) -> Masks:
-        parts = [self.counts[self.offsets[r] : self.offsets[r + 1]] for r in rows]
-        lengths = np.array([len(p) for p in parts], np.int64)
-        return Masks(
-            counts=np.concatenate(parts).astype(np.uint32) if parts else np.zeros(0, np.uint32),
-            offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-            height=self.height[rows],
-            width=self.width[rows],
-        )
+
+@njit(cache=True)
+def _count_runs(buf, starts, ends):  # pragma: no cover - numba
+    """Runs in each string ``buf[starts[i]:ends[i]]``: chars that end a number; -1 when malformed."""
+    n = np.zeros(len(starts), np.int64)
+    for i in range(len(starts)):
+        more = False
+        for p in range(starts[i], ends[i]):
+            c = np.int64(buf[p]) - 48
+            if c < 0 or c >= 64:
+                n[i] = -1
+                break
+            more = (c & 0x20) != 0
+            if not more:
+                n[i] += 1
+        if more:  # the last number never ended
+            n[i] = -1
+    return n
 
 
 @njit(cache=True)
-def _decode_strings(buf, starts, ends, out, out_off):  # pragma: no cover - numba
-    """Decode each ``buf[starts[i]:ends[i]]`` into ``out[out_off[i]:]``; returns run counts (-1: malformed)."""
-    n_runs = np.zeros(len(starts), np.int64)
+def _decode_into(buf, starts, ends, out, out_off):  # pragma: no cover - numba
+    """Decode well-formed strings into ``out[out_off[i]:out_off[i+1]]``."""
     for i in range(len(starts)):
         p, m, o = starts[i], 0, out_off[i]
         while p < ends[i]:
-            value, shift, more = 0, 0, True
+            value, shift, more = np.int64(0), 0, True
             while more:
-                if p >= ends[i]:
-                    m = -1
-                    break
                 c = np.int64(buf[p]) - 48
-                if c < 0 or c >= 64:
-                    m = -1
-                    break
                 value |= (c & 0x1F) << shift
                 more = (c & 0x20) != 0
                 p += 1
                 shift += 5
                 if not more and (c & 0x10) != 0:
                     value -= np.int64(1) << shift  # sign-extend
-            if m < 0:
-                break
             if m > 2:
                 value += out[o + m - 2]
             out[o + m] = value
             m += 1
-        n_runs[i] = m
-    return n_runs
+
+
+@njit(cache=True)
+def _run_totals(runs, offsets):  # pragma: no cover - numba
+    """Per mask: sum of all runs, pixels (odd runs), and whether a run is negative."""
+    n = len(offsets) - 1
+    total = np.zeros(n, np.int64)
+    ones = np.zeros(n, np.int64)
+    negative = np.zeros(n, np.bool_)
+    for i in range(n):
+        for j in range(offsets[i], offsets[i + 1]):
+            r = runs[j]
+            if r < 0:
+                negative[i] = True
+            total[i] += r
+            if (j - offsets[i]) % 2 == 1:
+                ones[i] += r
+    return total, ones, negative
+
+
+def _any_per_row(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    rows = np.zeros(len(offsets) - 1, bool)
+    hit = np.flatnonzero(flags)
+    if len(hit):
+        rows[np.searchsorted(offsets, hit, side="right") - 1] = True
+    return rows
 
 
 def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -79,24 +109,19 @@ def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     Each run is a little-endian base-32 number in chars ``'0' + 5 bits``; bit
     0x20 of a char says another follows, bit 0x10 of the last is the sign.
     From the fourth run on, a run is stored as its difference to the run two
-    before it. Returns ``(runs, n_runs)``: int64 runs of string i at
-    ``runs[sum(n_runs[:i]):][:n_runs[i]]``, ``n_runs[i] == -1`` when malformed.
+    before it. Returns ``(runs, n_runs)``: the int64 runs of all strings one
+    after another, and each string's count (-1 when malformed, with no runs).
     """
-    lengths = np.array([len(x) for x in strings], np.int64)
+    lengths = np.fromiter((len(x) for x in strings), np.int64, len(strings))
     ends = np.cumsum(lengths)
     starts = ends - lengths
     buf = np.frombuffer(b"".join(strings), np.uint8)
-    out = np.zeros(int(lengths.sum()), np.int64)  # a run takes at least one char
-    n_runs = _decode_strings(buf, starts, ends, out, starts)
-    keep = np.concatenate([np.arange(s, s + max(n, 0)) for s, n in zip(starts, n_runs)]) if len(strings) else []
-    return out[np.asarray(keep, np.int64)], n_runs
-
-
-def _check_size(seg: dict, name: str, record: str) -> tuple[int, int]:
-    size = seg.get("size")
-    if not (isinstance(size, (list, tuple)) and len(size) == 2 and all(type(v) is int and v >= 0 for v in size)):
-        raise InputError(name, record, f"RLE 'size' must be [height, width], got {size!r}")
-    return size[0], size[1]
+    n_runs = _count_runs(buf, starts, ends)
+    ok = n_runs >= 0
+    out_off = np.concatenate([[0], np.cumsum(np.where(ok, n_runs, 0))]).astype(np.int64)
+    runs = np.empty(out_off[-1], np.int64)
+    _decode_into(buf, starts[ok], ends[ok], runs, out_off[:-1][ok])
+    return runs, n_runs
 
 
 def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
@@ -112,6 +137,9 @@ def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
             raise InputError(name, record, rule)
         if not np.isfinite(part).all():
             raise InputError(name, record, "a polygon has a non-finite coordinate")
+        if np.abs(part).max() > _POLYGON_LIMIT:
+            rule = f"a polygon coordinate beyond ±{_POLYGON_LIMIT:g} (pycocotools' rasteriser overflows)"
+            raise InputError(name, record, rule)
 
 
 def masks_from_segmentations(
@@ -120,58 +148,86 @@ def masks_from_segmentations(
     """Flat RLE for each segmentation, as pycocotools' ``annToRLE`` reads it.
 
     Polygons are rasterised at the image's size (``heights``/``widths`` per
-    row); RLE keeps its own ``size``. Errors name the record: malformed RLE,
-    runs not summing to height*width, polygons of fewer than 3 points.
+    row) by pycocotools, in one call per image size; RLE keeps its own
+    ``size``. Errors name the record: malformed RLE, runs not summing to
+    height*width, negative runs, polygons of fewer than 3 points.
     """
     from pycocotools import mask as mask_utils
-
-    n = len(segs)
-    hs, ws = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    strings: list[bytes] = [b""] * n
-    lists: dict[int, np.ndarray] = {}
 
     def record(i: int) -> str:
         rid = records[i].get("id") if isinstance(records[i], dict) else None
         return f"{listname}[{i}]" + (f" (id={rid!r})" if rid is not None else "")
 
+    n = len(segs)
+    hs, ws = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    strings: list[bytes] = [b""] * n
+    lists: dict[int, np.ndarray] = {}
+    polygons: dict[tuple[int, int], list[int]] = {}  # image size -> rows
     for i, seg in enumerate(segs):
-        if isinstance(seg, list):
-            h, w = int(heights[i]), int(widths[i])
-            _check_polygons(seg, h, w, name, record(i))
-            strings[i] = mask_utils.merge(mask_utils.frPyObjects(seg, h, w))["counts"]
-        elif isinstance(seg, dict):
-            h, w = _check_size(seg, name, record(i))
+        if type(seg) is dict:
+            size = seg.get("size")
             counts = seg.get("counts")
-            if isinstance(counts, list):
+            if type(counts) is str:
+                try:
+                    strings[i] = counts.encode("ascii")
+                except UnicodeEncodeError:
+                    raise InputError(name, record(i), "malformed compressed RLE string") from None
+            elif isinstance(counts, bytes):
+                strings[i] = counts
+            elif isinstance(counts, list):
                 if not all(type(c) is int for c in counts):
                     raise InputError(name, record(i), "uncompressed RLE 'counts' must be integers")
+                if counts and max(counts) > _U32_MAX:  # before int64 conversion, which may overflow
+                    raise InputError(name, record(i), "RLE has a run beyond 2**32 - 1 (pycocotools stores uint32)")
                 lists[i] = np.array(counts, dtype=np.int64)
-            elif isinstance(counts, (str, bytes)):
-                strings[i] = counts.encode("ascii", "replace") if isinstance(counts, str) else counts
             else:
                 rule = f"RLE 'counts' must be a list or a string, got {type(counts).__name__}"
                 raise InputError(name, record(i), rule)
+            if not (type(size) in (list, tuple) and len(size) == 2 and type(size[0]) is int and type(size[1]) is int):
+                raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
+            if size[0] < 0 or size[1] < 0:
+                raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
+            hs[i], ws[i] = size
+        elif isinstance(seg, list):
+            h, w = int(heights[i]), int(widths[i])
+            _check_polygons(seg, h, w, name, record(i))
+            polygons.setdefault((h, w), []).append(i)
+            hs[i], ws[i] = h, w
         else:
             raise InputError(name, record(i), f"segmentation must be polygons or RLE, got {type(seg).__name__}")
-        hs[i], ws[i] = h, w
+
+    for (h, w), rows in polygons.items():
+        parts = [part for i in rows for part in segs[i]]
+        rles = mask_utils.frPyObjects(parts, h, w)  # one RLE per polygon part
+        k = 0
+        for i in rows:
+            m = len(segs[i])
+            strings[i] = rles[k]["counts"] if m == 1 else mask_utils.merge(rles[k : k + m])["counts"]
+            k += m
 
     runs, n_runs = decode_rle_strings(strings)
     bad = np.flatnonzero(n_runs < 0)
     if len(bad):
         raise InputError(name, record(int(bad[0])), "malformed compressed RLE string")
-    parts = np.split(runs, np.cumsum(n_runs)[:-1]) if n else []
-    for i, arr in lists.items():
-        parts[i] = arr
-    lengths = np.array([len(p) for p in parts], np.int64)
-    flat = np.concatenate(parts) if n else np.zeros(0, np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    csum = np.concatenate([[0], np.cumsum(flat)])
-    sums = csum[offsets[1:]] - csum[offsets[:-1]]
-    negative = np.zeros(n, bool)
-    negative[np.repeat(np.arange(n), lengths)[flat < 0]] = True
-    for i in np.flatnonzero(negative | (sums != hs * ws)):
+    if lists:
+        lengths = n_runs.copy()
+        for i, arr in lists.items():
+            lengths[i] = len(arr)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.empty(offsets[-1], np.int64)
+        src = np.concatenate([[0], np.cumsum(n_runs)])
+        for i in range(n):  # few rows are uncompressed (crowd regions): place the rest as blocks
+            flat[offsets[i] : offsets[i + 1]] = lists[i] if i in lists else runs[src[i] : src[i + 1]]
+    else:
+        offsets = np.concatenate([[0], np.cumsum(n_runs)]).astype(np.int64)
+        flat = runs
+    total, ones, negative = _run_totals(flat, offsets)
+    too_long = _any_per_row(flat > _U32_MAX, offsets)
+    for i in np.flatnonzero(negative | too_long | (total != hs * ws)):
         if negative[i]:
             raise InputError(name, record(int(i)), "RLE has a negative run")
-        rule = f"RLE runs sum to {int(sums[i])}, not height*width = {hs[i]}*{ws[i]} = {hs[i] * ws[i]}"
+        if too_long[i]:
+            raise InputError(name, record(int(i)), "RLE has a run beyond 2**32 - 1 (pycocotools stores uint32)")
+        rule = f"RLE runs sum to {int(total[i])}, not height*width = {hs[i]}*{ws[i]} = {hs[i] * ws[i]}"
         raise InputError(name, record(int(i)), rule)
-    return Masks(counts=flat.astype(np.uint32), offsets=offsets, height=hs, width=ws)
+    return Masks(counts=flat.astype(np.uint32), offsets=offsets, height=hs, width=ws, area=ones.astype(np.float64))

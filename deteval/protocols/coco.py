@@ -116,9 +116,13 @@ def make_params(
     if iou_type == "keypoints":
         from deteval.geometry.keypoints import COCO_SIGMAS
 
-        sigmas = COCO_SIGMAS if kpt_sigmas is None else np.asarray(kpt_sigmas, dtype=np.float64).reshape(-1)
-        if len(sigmas) == 0 or not np.all(np.isfinite(sigmas) & (sigmas > 0)):
-            raise InputError("kpt_sigmas", None, f"keypoint sigmas must be positive numbers, got {sigmas.tolist()}")
+        try:
+            sigmas = COCO_SIGMAS if kpt_sigmas is None else np.asarray(kpt_sigmas, dtype=np.float64).reshape(-1)
+            ok = len(sigmas) > 0 and bool(np.all(np.isfinite(sigmas) & (sigmas > 0)))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise InputError("kpt_sigmas", None, f"keypoint sigmas must be positive numbers, got {kpt_sigmas!r}")
         if compat and not use_cats:
             rule = (
                 "pycocotools cannot pool categories for keypoints (computeOks reads no ground truth); use compat=False"
