@@ -73,28 +73,9 @@ def load(preset: str, data: Path | None, n_images: int | None):
     dets = load_coco_results(dt_path, gt)
     n = len(gt.images) if n_images is None else min(n_images, len(gt.images))
     if n < len(gt.images):  # the first n images (by id), as containers again for evaluate()
-        import dataclasses
+        from deteval.types import images_between
 
-        from deteval.types import IdTable
-
-        g, d = gt.image < n, dets.image < n
-        images = IdTable(gt.images.ids[:n])
-        gt = dataclasses.replace(
-            gt,
-            image=gt.image[g],
-            category=gt.category[g],
-            boxes=gt.boxes[g],
-            area=gt.area[g],
-            crowd=gt.crowd[g],
-            ignore=gt.ignore[g],
-            difficult=gt.difficult[g],
-            ann_id=gt.ann_id[g],
-            images=images,
-        )
-        dets = dataclasses.replace(
-            dets, image=dets.image[d], category=dets.category[d], boxes=dets.boxes[d], score=dets.score[d],
-            area=dets.area[d],
-        )  # fmt: skip
+        dets, gt = images_between(dets, gt, 0, n)
     cat_ids = gt.categories.ids
     g_order = np.argsort(gt.image, kind="stable")
     d_order = np.argsort(dets.image, kind="stable")

@@ -20,22 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from deteval.integrators import coco101_from_true_positives
-from deteval.matching.groups import sort_by_score_desc
-
-
-@njit(cache=True)
-def stable_counting_sort(keys, order, n_bins):  # pragma: no cover - numba
-    """``order`` stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``)."""
-    start = np.zeros(n_bins + 1, np.int64)
-    for i in order:
-        start[keys[i] + 1] += 1
-    for b in range(n_bins):
-        start[b + 1] += start[b]
-    out = np.empty_like(order)
-    for i in order:
-        out[start[keys[i]]] = i
-        start[keys[i]] += 1
-    return out
+from deteval.matching.groups import counting_sort, sort_by_score_desc
 
 
 @njit(cache=True, parallel=True)
@@ -149,9 +134,9 @@ def rank_detections(
     rank = np.ascontiguousarray(det_rank, np.int64)
     order = np.arange(len(category), dtype=np.int64)
     if len(order) and not _in_group_order(category, image, rank):
-        order = stable_counting_sort(rank, order, int(rank.max()) + 1)
-        order = stable_counting_sort(image, order, int(image.max()) + 1)
-        order = stable_counting_sort(category, order, n_cat)
+        order = counting_sort(rank, order, int(rank.max()) + 1)
+        order = counting_sort(image, order, int(image.max()) + 1)
+        order = counting_sort(category, order, n_cat)
     cat_off = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
     _rank_within_categories(order, np.ascontiguousarray(det_score, np.float64), cat_off)
     return order, cat_off

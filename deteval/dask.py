@@ -27,7 +27,7 @@ from deteval.errors import InputError
 from deteval.evaluator import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
 from deteval.protocols.coco import CocoParams, make_params, match
 from deteval.report import EvalResult
-from deteval.types import Detections, GroundTruth, IdTable
+from deteval.types import Detections, GroundTruth, IdTable, images_between
 
 __all__ = ["evaluate", "evaluate_shards"]
 
@@ -40,33 +40,7 @@ def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> CocoPa
 
 def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detections, GroundTruth]:
     """The rows of images ``lo <= index < hi``, with an image table of those images only."""
-    g = (gt.image >= lo) & (gt.image < hi)
-    d = (dets.image >= lo) & (dets.image < hi)
-    images = IdTable(gt.images.ids[lo:hi])
-    gt_part = GroundTruth(
-        image=(gt.image[g] - lo).astype(np.int32),
-        category=gt.category[g],
-        boxes=gt.boxes[g],
-        area=gt.area[g],
-        crowd=gt.crowd[g],
-        ignore=gt.ignore[g],
-        difficult=gt.difficult[g],
-        ann_id=gt.ann_id[g],
-        images=images,
-        categories=IdTable(gt.categories.ids),
-        box_format=gt.box_format,
-        source=gt.source,
-    )
-    dets_part = Detections(
-        image=(dets.image[d] - lo).astype(np.int32),
-        category=dets.category[d],
-        boxes=dets.boxes[d],
-        score=dets.score[d],
-        area=dets.area[d],
-        box_format=dets.box_format,
-        source=dets.source,
-    )
-    return dets_part, gt_part
+    return images_between(dets, gt, lo, hi)
 
 
 def _match_part(part: tuple[Detections, GroundTruth], params: CocoParams, config: tuple) -> EvaluatorState:

@@ -12,6 +12,7 @@ arithmetic on the user's own numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +47,13 @@ class IdTable:
         pos = np.minimum(pos, len(self.ids) - 1)
         found = self.ids[pos] == values
         return pos.astype(np.int32), found
+
+    def slice(self, lo: int, hi: int) -> IdTable:
+        """The ids ``lo <= index < hi``, with their attributes."""
+        cut = lambda a: None if a is None else a[lo:hi]  # noqa: E731
+        return IdTable(
+            self.ids[lo:hi], None if self.names is None else self.names[lo:hi], cut(self.height), cut(self.width)
+        )
 
     def id_of(self, index: int) -> int | str:
         v = self.ids[index]
@@ -94,3 +102,36 @@ class Detections:
 
     def __len__(self) -> int:
         return len(self.image)
+
+
+def _take(rows_of, rows: np.ndarray):
+    """A copy of a row container keeping ``rows``: every per-row array, in ``extra`` too."""
+    n = len(rows_of)
+    changes = {
+        f.name: getattr(rows_of, f.name)[rows]
+        for f in dataclasses.fields(rows_of)
+        if isinstance(getattr(rows_of, f.name), np.ndarray) and len(getattr(rows_of, f.name)) == n
+    }
+    changes["extra"] = {
+        k: v[rows] if isinstance(v, np.ndarray) and len(v) == n else v.take(rows) for k, v in rows_of.extra.items()
+    }
+    return dataclasses.replace(rows_of, **changes)
+
+
+def _images_between(rows_of, images: IdTable, lo: int, hi: int):
+    keep = np.flatnonzero((rows_of.image >= lo) & (rows_of.image < hi))
+    part = _take(rows_of, keep)
+    return dataclasses.replace(part, image=(part.image - lo).astype(np.int32)), images.slice(lo, hi)
+
+
+def take_rows(container, rows: np.ndarray):
+    """``container`` (GroundTruth or Detections) with only ``rows`` (indices or a mask), tables unchanged."""
+    rows = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, np.int64)
+    return _take(container, rows)
+
+
+def images_between(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detections, GroundTruth]:
+    """The rows of images ``lo <= index < hi`` (a shard), re-indexed against an image table of those alone."""
+    gt_part, images = _images_between(gt, gt.images, lo, hi)
+    dets_part, _ = _images_between(dets, gt.images, lo, hi)
+    return dets_part, dataclasses.replace(gt_part, images=images)

@@ -26,18 +26,13 @@ COCO_SIGMAS = (
 
 
 @njit(cache=True)
-def _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, gt_kpts):  # pragma: no cover - numba
+def _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, visible, k):  # pragma: no cover - numba
     """Number of exponent terms of each (detection, ground truth) pair: visible keypoints, or all."""
     n_terms = np.zeros(pair_off[-1], np.int64)
-    k = gt_kpts.shape[1] // 3
     for grp in range(len(gt_off) - 1):
         ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
         for g in range(ng):
-            r = gt_rows[gt_off[grp] + g]
-            vis = 0
-            for j in range(k):
-                if gt_kpts[r, 3 * j + 2] > 0:
-                    vis += 1
+            vis = visible[gt_rows[gt_off[grp] + g]]
             for d in range(nd):
                 n_terms[pair_off[grp] + d * ng + g] = vis if vis > 0 else k
     return n_terms
@@ -45,7 +40,7 @@ def _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, gt_kpts):  # pragma: no c
 
 @njit(cache=True, parallel=True)
 def _exponents(
-    gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, gt_box, gt_area, dt_kpts, variances
+    gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances
 ):  # pragma: no cover - numba
     e = np.empty(term_off[-1])
     k = len(variances)
@@ -53,10 +48,7 @@ def _exponents(
         ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
         for g in range(ng):
             r = gt_rows[gt_off[grp] + g]
-            vis = 0
-            for j in range(k):
-                if gt_kpts[r, 3 * j + 2] > 0:
-                    vis += 1
+            vis = visible[r]
             bx, by, bw, bh = gt_box[r, 0], gt_box[r, 1], gt_box[r, 2], gt_box[r, 3]
             x0, x1 = bx - bw, bx + bw * 2
             y0, y1 = by - bh, by + bh * 2
@@ -107,7 +99,10 @@ def oks_blocks(
     Keypoints are ``(N, 3K)`` rows ``x1, y1, v1, x2, ...``; ``sigmas`` has K entries.
     """
     variances = (np.asarray(sigmas, np.float64) * 2) ** 2
-    n_terms = _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, gt_kpts)
+    visible = (gt_kpts[:, 2::3] > 0).sum(axis=1).astype(np.int64)
+    n_terms = _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, visible, len(variances))
     term_off = np.concatenate([[0], np.cumsum(n_terms)]).astype(np.int64)
-    e = _exponents(gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, gt_box, gt_area, dt_kpts, variances)
+    e = _exponents(
+        gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances
+    )
     return _means(np.exp(e), term_off)

@@ -36,6 +36,14 @@ class Masks:
     def __len__(self) -> int:
         return len(self.height)
 
+    def take(self, rows: np.ndarray) -> Masks:
+        """The masks ``rows``, in that order."""
+        lengths = np.diff(self.offsets)[rows]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        # position of every kept run in the source: each mask's start, then consecutive
+        idx = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        return Masks(self.counts[idx], offsets, self.height[rows], self.width[rows], self.area[rows])
+
 
 @njit(cache=True)
 def _count_runs(buf, starts, ends):  # pragma: no cover - numba

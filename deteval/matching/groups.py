@@ -40,7 +40,7 @@ class Groups:
 
 
 @njit(cache=True)
-def _counting_sort(keys, order, n_bins):  # pragma: no cover - numba
+def counting_sort(keys, order, n_bins):  # pragma: no cover - numba
     """``order`` stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``)."""
     start = np.zeros(n_bins + 1, np.int64)
     for i in order:
@@ -129,13 +129,13 @@ def group_by_image_category(
     dt_order = np.arange(len(dt), dtype=np.int64)
     if use_cats:
         # ground truth: (category, image, file order); detections: (category, image, input order)
-        gt_order = _counting_sort(gc, _counting_sort(gi, gt_order, n_img), n_cat)
-        dt_order = _counting_sort(dc, _counting_sort(di, dt_order, n_img), n_cat)
+        gt_order = counting_sort(gc, counting_sort(gi, gt_order, n_img), n_cat)
+        dt_order = counting_sort(dc, counting_sort(di, dt_order, n_img), n_cat)
         gt_key, dt_key = gc * n_img + gi, dc * n_img + di
     else:
         # pycocotools concatenates an image's rows category by category
-        gt_order = _counting_sort(gi, _counting_sort(gc, gt_order, n_cat), n_img)
-        dt_order = _counting_sort(di, _counting_sort(dc, dt_order, n_cat), n_img)
+        gt_order = counting_sort(gi, counting_sort(gc, gt_order, n_cat), n_img)
+        dt_order = counting_sort(di, counting_sort(dc, dt_order, n_cat), n_img)
         gt_key, dt_key = gi, di
     cut = np.iinfo(np.int64).max if max_det is None else int(max_det)
     score = np.ascontiguousarray(dt.score, np.float64)
