@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.json_source import read_json
+from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.types import Detections, GroundTruth, IdTable
 
 
@@ -153,6 +153,8 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     image or category is not listed are dropped with a :class:`DetevalWarning`
     (pycocotools drops them silently). A missing ``iscrowd`` is taken as 0 and
     a missing ``area`` as the box's ``w*h`` (pycocotools raises ``KeyError``).
+    For masks a missing ``bbox`` is the mask's extent (pycocotools reads none
+    there) and, with ``area`` missing too, the area is the mask's.
 
     Raises
     ------
@@ -160,7 +162,12 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         Malformed JSON, missing keys, non-finite numbers, a bbox that is not
         4 numbers or has a negative size, duplicate annotation or category ids.
     """
-    data, name = read_json(source, "ground truth")
+    raw = read_bytes(source, "ground truth") if is_path(source) else None
+    if raw is not None and iou_type == "bbox":
+        fast = _gt_fast(raw, str(source))
+        if fast is not None:
+            return fast
+    data, name = read_json(source, "ground truth", raw)
     if not isinstance(data, dict):
         raise InputError(name, None, f"ground truth must be a JSON object, got {type(data).__name__}")
     images = _get_list(data, "images", name)
@@ -188,7 +195,12 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     category, cat_found = category_table.lookup(
         _ids(_column(anns, "category_id", name, "annotations"), name, "annotations", "category_id", anns)
     )
-    boxes = _numbers(_column(anns, "bbox", name, "annotations"), name, "annotations", "bbox", anns, width=4)
+    # pycocotools never reads a ground-truth box for masks: there it may be absent (the mask's extent is used)
+    bbox_raw = _column(anns, "bbox", name, "annotations", default=None if iou_type == "segm" else KeyError)
+    no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
+    if no_box.any():
+        bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]
+    boxes = _numbers(bbox_raw, name, "annotations", "bbox", anns, width=4)
     _check_box_sizes(boxes, name, "annotations", anns)
     area_raw = _column(anns, "area", name, "annotations", default=None)
     missing_area = np.array([a is None for a in area_raw], dtype=bool).reshape(-1)
@@ -209,9 +221,16 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         kept = np.flatnonzero(keep)
         kept_anns = [anns[i] for i in kept]
         segs = _column(kept_anns, "segmentation", name, "annotations")
-        extra["masks"] = masks_from_segmentations(
-            segs, height[image[kept]], width[image[kept]], name, "annotations", kept_anns
-        )
+        masks = masks_from_segmentations(segs, height[image[kept]], width[image[kept]], name, "annotations", kept_anns)
+        extra["masks"] = masks
+        boxless = np.flatnonzero(no_box[kept])
+        if len(boxless):
+            from deteval.geometry.masks import rle_extents
+
+            rows = kept[boxless]
+            sub = masks.take(boxless)
+            boxes[rows] = rle_extents(sub.counts.astype(np.int64), sub.offsets, sub.height, sub.width)
+            area[rows[missing_area[rows]]] = sub.area[missing_area[rows]]  # no box, no area: the mask's
     elif iou_type == "keypoints":
         kpts = _keypoints(_column(anns, "keypoints", name, "annotations"), name, "annotations", anns)
         counted = (kpts[:, 2::3] > 0).sum(axis=1)
@@ -284,7 +303,12 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         numbers or has a negative size, a missing, non-numeric or non-finite
         score, malformed masks or keypoints.
     """
-    data, name = read_json(source, "results")
+    raw = read_bytes(source, "results") if is_path(source) else None
+    if raw is not None and iou_type == "bbox":
+        fast = _results_fast(raw, str(source), gt)
+        if fast is not None:
+            return fast
+    data, name = read_json(source, "results", raw)
     lst = "results"
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data, lst = data["annotations"], "annotations"  # a whole COCO dataset of detections
@@ -345,7 +369,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         from deteval.geometry.masks import rle_extents
 
         boxes = rle_extents(masks.counts.astype(np.int64), masks.offsets, masks.height, masks.width)
-        given = [i for i, r in enumerate(data) if "bbox" in r]
+        given = [i for i, r in enumerate(data) if r.get("bbox", []) != []]  # [] reads as absent, as there
         if given:
             sub = [data[i] for i in given]
             boxes[given] = _numbers([r["bbox"] for r in sub], name, lst, "bbox", sub, width=4)
@@ -372,3 +396,64 @@ def _box_polygon(box: np.ndarray) -> list:
     x1, y1 = box[0], box[1]
     x2, y2 = x1 + box[2], y1 + box[3]
     return [[x1, y1, x1, y2, x2, y2, x2, y1]]
+
+
+# Fast paths: plain box files parsed by deteval.io.fast_results straight into columns, bit-identical
+# to the general path. They decline (None) whatever needs a warning or an error message, which the
+# general path then gives.
+
+
+def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
+    from deteval.io.fast_results import parse_gt_columns
+
+    cols = parse_gt_columns(raw)
+    if cols is None:
+        return None
+    im, an, ca = cols["images"], cols["annotations"], cols["categories"]
+    img_ids, img_first = np.unique(im["id"], return_index=True)
+    cat_ids, cat_first = np.unique(ca["id"], return_index=True)
+    if len(cat_ids) != len(ca["id"]) or len(np.unique(an["id"])) != len(an["id"]):
+        return None
+    images = IdTable(img_ids, height=im["height"][img_first], width=im["width"][img_first])
+    categories = IdTable(cat_ids, names=[ca["name"][i] for i in cat_first])
+    image, img_found = images.lookup(an["image_id"])
+    category, cat_found = categories.lookup(an["category_id"])
+    boxes = an["bbox"]
+    if not (img_found.all() and cat_found.all()) or ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
+        return None
+    return GroundTruth(
+        image=image,
+        category=category,
+        boxes=boxes,
+        area=an["area"],
+        crowd=an["iscrowd"] != 0,
+        ignore=an["ignore"] != 0,
+        difficult=np.zeros(len(boxes), dtype=bool),
+        ann_id=an["id"],
+        images=images,
+        categories=categories,
+        box_format="xywh",
+        source=name,
+    )
+
+
+def _results_fast(raw: bytes, name: str, gt: GroundTruth) -> Detections | None:
+    from deteval.io.fast_results import parse_results_columns
+
+    cols = parse_results_columns(raw)
+    if cols is None:
+        return None
+    image, img_found = gt.images.lookup(cols["image_id"])
+    category, cat_found = gt.categories.lookup(cols["category_id"])
+    boxes = cols["bbox"]
+    if not (img_found.all() and cat_found.all()) or ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
+        return None
+    return Detections(
+        image=image,
+        category=category,
+        boxes=boxes,
+        score=cols["score"],
+        area=boxes[:, 2] * boxes[:, 3],
+        box_format="xywh",
+        source=name,
+    )

@@ -1,0 +1,985 @@
+"""COCO results and ground truth bytes straight into columns: a numba scanner for the common case.
+
+``parse_results_columns(raw)`` reads a results file's bytes (a JSON list of
+``{"image_id", "category_id", "bbox", "score", ...}`` objects) into int64 and
+float64 columns without building a Python object per record;
+``parse_gt_columns(raw)`` reads a ground truth file's images, categories and
+annotations (for box evaluation: segmentations are validated and skipped). It
+is a fast path only: whenever the text is not plainly such a file (malformed
+JSON or UTF-8, a missing or mistyped key, a duplicate known key, string ids,
+masks or keypoints in results, an integer of 19+ digits, ...) it returns
+``None`` and the caller falls back to the general loader, which reads it or
+gives the precise error. Every value skipped is still validated, so text the
+general loader would reject is never accepted here.
+
+Exactness is the point: every float equals Python's ``float(token)`` (what
+``json.loads`` gives, what pycocotools sees) bit for bit, every int Python's
+``int(token)``. Numbers are converted by
+
+* Clinger's fast path: all significant digits in an integer ``M <= 2**53``
+  and a decimal exponent ``|e| <= 22``: ``M * 10**e`` (or ``M / 10**-e``) is
+  one IEEE operation on exact operands, hence correctly rounded;
+* else a 128-bit product with a truncated power of five (the Eisel-Lemire
+  idea), used only when the rounding it implies cannot be changed by the
+  product's error bound (below); when it could, or the result would be
+  subnormal or huge, or there are more than 18 significant digits,
+* Python's own ``float`` on the token's bytes (rare; collected as spans).
+
+Error bound of the 128-bit step. Write ``5**q = t * 2**b`` with ``t`` real in
+``[2**127, 2**128)`` and ``T`` its table value, ``|T - t| < 1``. For the
+mantissa ``w`` shifted into ``[2**63, 2**64)`` the exact product ``E = w*t``
+and ``P = w*T`` differ by less than ``w < 2**64``; ``X = floor(P / 2**64)``
+(computed exactly from two 64x64 products) therefore satisfies
+``E / 2**64`` in ``(X - 1, X + 2)``. Rounding ``X`` to 53 bits leaves a
+remainder ``r``; the rounding of the true value is the rounding of ``X``
+unless ``r`` lies within 3 units of 0, of the half-way point or of the next
+multiple, and those (essentially only exact or half-way values) go to Python.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+_Q_MIN, _Q_MAX = -342, 308  # decimal exponents the 128-bit step handles (outside: Python float)
+
+
+def _pow5_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For q in [_Q_MIN, _Q_MAX]: 5**q ~ T * 2**b with T in [2**127, 2**128), |T - 5**q/2**b| < 1."""
+    qs = range(_Q_MIN, _Q_MAX + 1)
+    hi = np.empty(len(qs), np.uint64)
+    lo = np.empty(len(qs), np.uint64)
+    b2 = np.empty(len(qs), np.int64)
+    for i, q in enumerate(qs):
+        if q >= 0:
+            p = 5**q
+            b = p.bit_length() - 128
+            t = p >> b if b >= 0 else p << -b  # truncated (exact when b <= 0)
+        else:
+            p = 5 ** (-q)
+            k = 127 + p.bit_length()
+            t = -((-(1 << k)) // p)  # ceil(2**k / 5**-q)
+            b = -k
+        assert (1 << 127) <= t < (1 << 128)
+        hi[i], lo[i], b2[i] = t >> 64, t & 0xFFFFFFFFFFFFFFFF, b
+    return hi, lo, b2
+
+
+def _kernel(inline: bool = False):
+    """``njit``, cached, without reference counting: the kernels take arrays and make none, and
+    counting the references of ``buf`` at every helper call was half the time. ``inline``: the
+    small helpers are inlined in numba's IR (slower to compile once, twice as fast to run)."""
+    opts: dict = {"cache": True, "_nrt": False}
+    if inline:
+        opts["inline"] = "always"
+    return njit(**opts)
+
+
+_P5_HI, _P5_LO, _P5_B = _pow5_table()
+_P10 = np.array([10.0**k for k in range(23)], dtype=np.float64)  # all exact in binary64
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U32 = np.uint64(32)
+_M32 = np.uint64(0xFFFFFFFF)
+_U64MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TWO53 = 1 << 53
+_TWO62 = np.uint64(1 << 62)
+_TWO63 = np.uint64(1 << 63)
+_MAX_DIGITS = 18  # significant digits kept in an int64 mantissa (10**18 < 2**63)
+_MAX_DEPTH = 200  # nesting skipped in extra values; deeper files take the general path
+
+# keys of a results record (the four read ones are bits 0-3 of a record's `seen`)
+_K_IMAGE, _K_CATEGORY, _K_BBOX, _K_SCORE, _K_OTHER, _K_GEOMETRY = 0, 1, 2, 3, 4, 5
+_IMAGE_ID = np.frombuffer(b"image_id", np.uint8).copy()
+_CATEGORY_ID = np.frombuffer(b"category_id", np.uint8).copy()
+_BBOX = np.frombuffer(b"bbox", np.uint8).copy()
+_SCORE = np.frombuffer(b"score", np.uint8).copy()
+_SEGMENTATION = np.frombuffer(b"segmentation", np.uint8).copy()
+_KEYPOINTS = np.frombuffer(b"keypoints", np.uint8).copy()
+_TRUE = np.frombuffer(b"true", np.uint8).copy()
+_FALSE = np.frombuffer(b"false", np.uint8).copy()
+_NULL = np.frombuffer(b"null", np.uint8).copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Lexing
+# ---------------------------------------------------------------------------------------------
+@_kernel(inline=True)
+def _ws(buf, pos, n):
+    while pos < n:
+        c = buf[pos]
+        if c == 32 or c == 10 or c == 13 or c == 9:
+            pos += 1
+        else:
+            break
+    return pos
+
+
+@_kernel(inline=True)
+def _at(buf, pos, n):
+    """The byte at ``pos``, or 0 past the end (0 is never valid where a byte is looked at)."""
+    if pos < n:
+        return np.int64(buf[pos])
+    return np.int64(0)
+
+
+@_kernel(inline=True)
+def _cont(buf, pos, n, low, high):
+    c = _at(buf, pos, n)
+    return low <= c and c <= high
+
+
+@_kernel()
+def _utf8(buf, pos, n):
+    """Position after the well-formed UTF-8 sequence of a non-ASCII lead byte at ``pos``, or -1."""
+    c = np.int64(buf[pos])
+    if 0xC2 <= c <= 0xDF:
+        return pos + 2 if _cont(buf, pos + 1, n, 0x80, 0xBF) else -1
+    if 0xE0 <= c <= 0xEF:
+        low = 0xA0 if c == 0xE0 else 0x80
+        high = 0x9F if c == 0xED else 0xBF  # no encoded surrogates
+        if _cont(buf, pos + 1, n, low, high) and _cont(buf, pos + 2, n, 0x80, 0xBF):
+            return pos + 3
+        return -1
+    if 0xF0 <= c <= 0xF4:
+        low = 0x90 if c == 0xF0 else 0x80
+        high = 0x8F if c == 0xF4 else 0xBF
+        if _cont(buf, pos + 1, n, low, high) and _cont(buf, pos + 2, n, 0x80, 0xBF):
+            if _cont(buf, pos + 3, n, 0x80, 0xBF):
+                return pos + 4
+        return -1
+    return -1
+
+
+@_kernel(inline=True)
+def _is_hex(c):
+    return (48 <= c <= 57) or (65 <= c <= 70) or (97 <= c <= 102)
+
+
+@_kernel(inline=True)
+def _string(buf, pos, n):
+    """``buf[pos]`` is an opening quote: (position after the closing one or -1, whether it has escapes)."""
+    pos += 1
+    escaped = False
+    while pos < n:
+        c = buf[pos]
+        if c == 34:
+            return pos + 1, escaped
+        if c == 92:
+            escaped = True
+            e = _at(buf, pos + 1, n)
+            if e == 117:  # \uXXXX
+                for k in range(2, 6):
+                    if not _is_hex(_at(buf, pos + k, n)):
+                        return -1, escaped
+                pos += 6
+            elif e == 34 or e == 92 or e == 47 or e == 98 or e == 102 or e == 110 or e == 114 or e == 116:
+                pos += 2
+            else:
+                return -1, escaped
+        elif c < 32:
+            return -1, escaped
+        elif c < 128:
+            pos += 1
+        else:
+            pos = _utf8(buf, pos, n)
+            if pos < 0:
+                return -1, escaped
+    return -1, escaped
+
+
+@_kernel(inline=True)
+def _number(buf, pos, n):
+    """A JSON number at ``pos``: (end or -1, negative, has fraction/exponent, mantissa, exponent, too long).
+
+    The value is ``(-1)**negative * mantissa * 10**exponent`` exactly when not ``too long`` (more
+    than 18 significant digits: the mantissa is then meaningless).
+    """
+    neg = False
+    if _at(buf, pos, n) == 45:
+        neg = True
+        pos += 1
+    mant = np.int64(0)
+    nsig = 0
+    e10 = np.int64(0)
+    c = _at(buf, pos, n)
+    if c == 48:
+        pos += 1
+        if 48 <= _at(buf, pos, n) <= 57:
+            return -1, neg, False, mant, e10, False  # leading zero
+    elif 49 <= c <= 57:
+        while pos < n:
+            d = np.int64(buf[pos]) - 48
+            if d < 0 or d > 9:
+                break
+            nsig += 1
+            if nsig <= _MAX_DIGITS:
+                mant = mant * 10 + d
+            pos += 1
+    else:
+        return -1, neg, False, mant, e10, False
+    is_float = False
+    if _at(buf, pos, n) == 46:
+        is_float = True
+        pos += 1
+        start = pos
+        while pos < n:
+            d = np.int64(buf[pos]) - 48
+            if d < 0 or d > 9:
+                break
+            if nsig > 0 or d != 0:
+                nsig += 1
+                if nsig <= _MAX_DIGITS:
+                    mant = mant * 10 + d
+                    e10 -= 1
+            else:
+                e10 -= 1
+            pos += 1
+        if pos == start:
+            return -1, neg, False, mant, e10, False  # "1." has no fraction digits
+    c = _at(buf, pos, n)
+    if c == 101 or c == 69:
+        is_float = True
+        pos += 1
+        c = _at(buf, pos, n)
+        eneg = False
+        if c == 45 or c == 43:
+            eneg = c == 45
+            pos += 1
+        start = pos
+        ev = np.int64(0)
+        while pos < n:
+            d = np.int64(buf[pos]) - 48
+            if d < 0 or d > 9:
+                break
+            if ev < 100000000:
+                ev = ev * 10 + d
+            pos += 1
+        if pos == start:
+            return -1, neg, False, mant, e10, False
+        e10 = e10 - ev if eneg else e10 + ev
+    if nsig > _MAX_DIGITS:
+        # digits past the 18th: the integer part's still scale the value; flag it, Python converts
+        return pos, neg, is_float, mant, e10, True
+    return pos, neg, is_float, mant, e10, False
+
+
+# ---------------------------------------------------------------------------------------------
+# Decimal to binary64
+# ---------------------------------------------------------------------------------------------
+@_kernel(inline=True)
+def _mul128(a, b):
+    """Full 128-bit product of two uint64: (high, low)."""
+    a_lo = a & _M32
+    a_hi = a >> _U32
+    b_lo = b & _M32
+    b_hi = b >> _U32
+    ll = a_lo * b_lo
+    lh = a_lo * b_hi
+    hl = a_hi * b_lo
+    hh = a_hi * b_hi
+    mid = (ll >> _U32) + (lh & _M32) + (hl & _M32)
+    low = (mid << _U32) | (ll & _M32)
+    high = hh + (lh >> _U32) + (hl >> _U32) + (mid >> _U32)
+    return high, low
+
+
+@_kernel()
+def _wide(mant, q):
+    """``mant * 10**q`` (0 < mant < 10**18, q in table range) correctly rounded: (value, ok)."""
+    w = np.uint64(mant)
+    lz = 0
+    if w < np.uint64(1 << 32):
+        w = w << np.uint64(32)
+        lz += 32
+    if w < np.uint64(1 << 48):
+        w = w << np.uint64(16)
+        lz += 16
+    if w < np.uint64(1 << 56):
+        w = w << np.uint64(8)
+        lz += 8
+    if w < np.uint64(1 << 60):
+        w = w << np.uint64(4)
+        lz += 4
+    if w < np.uint64(1 << 62):
+        w = w << np.uint64(2)
+        lz += 2
+    if w < _TWO63:
+        w = w << _U1
+        lz += 1
+    i = q - _Q_MIN
+    h1, l1 = _mul128(w, _P5_HI[i])
+    h2, _unused = _mul128(w, _P5_LO[i])
+    low = l1 + h2
+    high = h1
+    if low < l1:
+        high = high + _U1
+    if high < _TWO62:
+        return 0.0, False
+    sh = 11 if high >= _TWO63 else 10  # bits of `high` below the 53-bit mantissa
+    ush = np.uint64(sh)
+    m = high >> ush
+    rmask = (_U1 << ush) - _U1
+    half = _U1 << np.uint64(sh - 1)
+    rh = high & rmask
+    # remainder r = rh * 2**64 + low, unit of the mantissa = 2**(sh + 64); true remainder in (r - 1, r + 2)
+    if rh == _U0 and low < np.uint64(3):
+        return 0.0, False
+    if rh == rmask and low > _U64MAX - np.uint64(4):
+        return 0.0, False
+    if rh == half and low < np.uint64(3):
+        return 0.0, False
+    if rh == half - _U1 and low > _U64MAX - np.uint64(4):
+        return 0.0, False
+    if rh >= half:
+        m = m + _U1
+    k = sh + 128 + _P5_B[i] + q - lz
+    if k < -1074 or k > 971:  # subnormal or near overflow: Python decides
+        return 0.0, False
+    return math.ldexp(float(np.int64(m)), k), True
+
+
+@_kernel(inline=True)
+def _to_float(neg, is_float, mant, e10):
+    """The binary64 of a number token that is not too long: (value, ok); not ok means: ask Python."""
+    if mant == 0:
+        if neg and is_float:
+            return -0.0, True
+        return 0.0, True  # "-0" is the integer 0
+    if mant <= _TWO53 and -22 <= e10 <= 22:
+        v = float(mant)
+        if e10 >= 0:
+            v = v * _P10[e10]
+        else:
+            v = v / _P10[-e10]
+        return (-v if neg else v), True
+    if e10 < _Q_MIN or e10 > _Q_MAX:
+        return 0.0, False
+    v, ok = _wide(mant, e10)
+    return (-v if neg else v), ok
+
+
+# ---------------------------------------------------------------------------------------------
+# Skipping any value
+# ---------------------------------------------------------------------------------------------
+@_kernel()
+def _literal(buf, pos, n, word):
+    for k in range(word.size):
+        if _at(buf, pos + k, n) != word[k]:
+            return -1
+    return pos + word.size
+
+
+@_kernel()
+def _scalar(buf, pos, n):
+    """Position after the string, number or literal at ``pos``, or -1."""
+    c = _at(buf, pos, n)
+    if c == 34:
+        end, _esc = _string(buf, pos, n)
+        return end
+    if c == 45 or 48 <= c <= 57:
+        res = _number(buf, pos, n)
+        return res[0]
+    if c == 116:
+        return _literal(buf, pos, n, _TRUE)
+    if c == 102:
+        return _literal(buf, pos, n, _FALSE)
+    if c == 110:
+        return _literal(buf, pos, n, _NULL)
+    return -1
+
+
+@_kernel()
+def _member_key(buf, pos, n):
+    """Past ``"key" :`` and the blanks after it, or -1."""
+    if _at(buf, pos, n) != 34:
+        return -1
+    pos = _scalar(buf, pos, n)
+    if pos < 0:
+        return -1
+    pos = _ws(buf, pos, n)
+    if _at(buf, pos, n) != 58:
+        return -1
+    return _ws(buf, pos + 1, n)
+
+
+@_kernel()
+def _skip_value(buf, pos, n, stack):
+    """Position after the (validated) JSON value at ``pos``, or -1. ``stack``: uint8 scratch."""
+    depth = 0
+    while True:
+        # a value starts at pos
+        c = _at(buf, pos, n)
+        if c == 123 or c == 91:
+            pos = _ws(buf, pos + 1, n)
+            close = 125 if c == 123 else 93
+            if _at(buf, pos, n) == close:
+                pos += 1
+            else:
+                if depth >= stack.size:
+                    return -1
+                stack[depth] = c
+                depth += 1
+                if c == 123:
+                    pos = _member_key(buf, pos, n)
+                    if pos < 0:
+                        return -1
+                continue
+        else:
+            pos = _scalar(buf, pos, n)
+            if pos < 0:
+                return -1
+        # after a value: close containers or move to the next member
+        while True:
+            if depth == 0:
+                return pos
+            pos = _ws(buf, pos, n)
+            c = _at(buf, pos, n)
+            top = stack[depth - 1]
+            if c == 44:
+                pos = _ws(buf, pos + 1, n)
+                if top == 123:
+                    pos = _member_key(buf, pos, n)
+                    if pos < 0:
+                        return -1
+                break
+            if (c == 125 and top == 123) or (c == 93 and top == 91):
+                depth -= 1
+                pos += 1
+                continue
+            return -1
+
+
+# ---------------------------------------------------------------------------------------------
+# Results records
+# ---------------------------------------------------------------------------------------------
+@_kernel(inline=True)
+def _eq(buf, start, word):
+    for k in range(word.size):
+        if buf[start + k] != word[k]:
+            return False
+    return True
+
+
+@_kernel(inline=True)
+def _result_key(buf, start, length):
+    if length == 8 and _eq(buf, start, _IMAGE_ID):
+        return _K_IMAGE
+    if length == 11 and _eq(buf, start, _CATEGORY_ID):
+        return _K_CATEGORY
+    if length == 4 and _eq(buf, start, _BBOX):
+        return _K_BBOX
+    if length == 5 and _eq(buf, start, _SCORE):
+        return _K_SCORE
+    if length == 12 and _eq(buf, start, _SEGMENTATION):
+        return _K_GEOMETRY
+    if length == 9 and _eq(buf, start, _KEYPOINTS):
+        return _K_GEOMETRY
+    return _K_OTHER
+
+
+@_kernel(inline=True)
+def _word_at(buf, start, n, word):
+    """Whether ``buf[start:]`` is ``word`` and a closing quote."""
+    end = start + word.size
+    return end < n and buf[end] == 34 and _eq(buf, start, word)
+
+
+@_kernel(inline=True)
+def _known_key(buf, start, n):
+    """The common keys without escapes, spelled out: (key, position after the quote) or (-1, -1)."""
+    c = _at(buf, start, n)
+    if c == 105 and _word_at(buf, start, n, _IMAGE_ID):
+        return _K_IMAGE, start + 9
+    if c == 99 and _word_at(buf, start, n, _CATEGORY_ID):
+        return _K_CATEGORY, start + 12
+    if c == 98 and _word_at(buf, start, n, _BBOX):
+        return _K_BBOX, start + 5
+    if c == 115 and _word_at(buf, start, n, _SCORE):
+        return _K_SCORE, start + 6
+    return -1, -1
+
+
+@_kernel()
+def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
+    """Fill the columns from a results list: (ok, records, spans)."""
+    n = buf.size
+    cap = image_id.size
+    box_flat = bbox.reshape(-1)
+    nrec = 0
+    nspan = 0
+    pos = _ws(buf, 0, n)
+    if _at(buf, pos, n) != 91:
+        return False, 0, 0
+    pos = _ws(buf, pos + 1, n)
+    if _at(buf, pos, n) == 93:
+        pos = _ws(buf, pos + 1, n)
+        return pos == n, 0, 0
+    while True:
+        if _at(buf, pos, n) != 123 or nrec >= cap:
+            return False, nrec, nspan
+        pos = _ws(buf, pos + 1, n)
+        seen = 0
+        while True:
+            if _at(buf, pos, n) != 34:
+                return False, nrec, nspan
+            kstart = pos + 1
+            key, pos = _known_key(buf, kstart, n)
+            if pos < 0:
+                pos, escaped = _string(buf, kstart - 1, n)
+                if pos < 0 or escaped:
+                    return False, nrec, nspan
+                key = _result_key(buf, kstart, pos - 1 - kstart)
+            pos = _ws(buf, pos, n)
+            if _at(buf, pos, n) != 58:
+                return False, nrec, nspan
+            pos = _ws(buf, pos + 1, n)
+            if key != _K_OTHER and key != _K_GEOMETRY:
+                bit = 1 << key
+                if seen & bit:
+                    return False, nrec, nspan
+                seen |= bit
+                count = 1
+                if key == _K_BBOX:
+                    if _at(buf, pos, n) != 91:
+                        return False, nrec, nspan
+                    pos = _ws(buf, pos + 1, n)
+                    count = 4
+                for j in range(count):
+                    if j > 0:
+                        if _at(buf, pos, n) != 44:
+                            return False, nrec, nspan
+                        pos = _ws(buf, pos + 1, n)
+                    start = pos
+                    pos, neg, is_float, mant, e10, too_long = _number(buf, pos, n)
+                    if pos < 0:
+                        return False, nrec, nspan
+                    if key == _K_IMAGE or key == _K_CATEGORY:
+                        if is_float or too_long:
+                            return False, nrec, nspan
+                        if key == _K_IMAGE:
+                            image_id[nrec] = -mant if neg else mant
+                        else:
+                            category_id[nrec] = -mant if neg else mant
+                        continue
+                    if too_long and not is_float:
+                        return False, nrec, nspan  # a 19+ digit integer: the general path decides what it is
+                    v = 0.0
+                    ok = False
+                    if not too_long:
+                        v, ok = _to_float(neg, is_float, mant, e10)
+                    if not ok:  # Python converts it
+                        if nspan >= spans.shape[0]:
+                            return False, nrec, nspan
+                        spans[nspan, 0] = 0 if key == _K_BBOX else 1
+                        spans[nspan, 1] = 4 * nrec + j if key == _K_BBOX else nrec
+                        spans[nspan, 2] = start
+                        spans[nspan, 3] = pos
+                        nspan += 1
+                    if key == _K_BBOX:
+                        box_flat[4 * nrec + j] = v
+                        pos = _ws(buf, pos, n)
+                    else:
+                        score[nrec] = v
+                if key == _K_BBOX:
+                    if _at(buf, pos, n) != 93:
+                        return False, nrec, nspan
+                    pos += 1
+            elif key == _K_GEOMETRY:
+                return False, nrec, nspan
+            else:
+                pos = _skip_value(buf, pos, n, stack)
+                if pos < 0:
+                    return False, nrec, nspan
+            pos = _ws(buf, pos, n)
+            c = _at(buf, pos, n)
+            if c == 44:
+                pos = _ws(buf, pos + 1, n)
+            elif c == 125:
+                pos += 1
+                break
+            else:
+                return False, nrec, nspan
+        if seen != 15:
+            return False, nrec, nspan
+        nrec += 1
+        pos = _ws(buf, pos, n)
+        c = _at(buf, pos, n)
+        if c == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif c == 93:
+            pos = _ws(buf, pos + 1, n)
+            return pos == n, nrec, nspan
+        else:
+            return False, nrec, nspan
+
+
+_MIN_RECORD_BYTES = 58  # {"image_id":1,"category_id":1,"bbox":[1,1,1,1],"score":1} and a comma
+
+
+def parse_results_columns(raw: bytes) -> dict | None:
+    """Columns of a COCO results file's bytes, or ``None`` when the general loader must read it.
+
+    Returns ``{"image_id": int64 (N,), "category_id": int64 (N,), "bbox": float64 (N, 4),
+    "score": float64 (N,), "has_bbox": True, "n": N}``: exactly what ``json.loads`` and
+    ``np.array(..., float64)`` give for every record (ids as Python ints, numbers as
+    ``float(token)``; ``-0`` is the integer 0, ``-0.0`` the float -0.0), in file order.
+
+    ``None`` for anything else: a top level that is not a list of objects, a record
+    without one of the four keys or with a duplicate of one, ids that are not integer
+    tokens of at most 18 digits, a bbox that is not 4 numbers, a ``segmentation`` or
+    ``keypoints`` key, a key with escapes, NaN/Infinity, an infinite value, malformed
+    JSON or UTF-8, nesting deeper than 200 in extra values.
+    """
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    cap = len(raw) // _MIN_RECORD_BYTES + 1
+    image_id = np.empty(cap, np.int64)
+    category_id = np.empty(cap, np.int64)
+    bbox = np.empty((cap, 4), np.float64)
+    score = np.empty(cap, np.float64)
+    spans = np.empty((5 * cap, 4), np.int64)  # (kind, slot, start, end) for Python; pages touched only if used
+    stack = np.empty(_MAX_DEPTH, np.uint8)
+    ok, nrec, nspan = _scan_results(buf, image_id, category_id, bbox, score, spans, stack)
+    if not ok:
+        return None
+    bbox = bbox[:nrec]
+    score = score[:nrec]
+    if nspan:
+        targets = (bbox.reshape(-1), score)
+        for kind, slot, start, end in spans[:nspan].tolist():
+            v = float(raw[start:end])
+            if not math.isfinite(v):
+                return None  # 1e400: the general path reports it
+            targets[kind][slot] = v
+    return {
+        "image_id": image_id[:nrec],
+        "category_id": category_id[:nrec],
+        "bbox": bbox,
+        "score": score,
+        "has_bbox": True,
+        "n": nrec,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Ground truth: {"images": [...], "annotations": [...], "categories": [...], ...}
+# ---------------------------------------------------------------------------------------------
+# How a known key's value is read (anything else declines the file)
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR = 0, 1, 2, 3, 4
+_L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
+_LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
+_LIST_OFF = np.array([0, 6, 17, 27], np.int64)
+
+
+class _Spec:
+    """The keys read from one list's records: (name, how, int or float column), required ones."""
+
+    def __init__(self, keys: list[tuple[str, int, int]], required: tuple[str, ...]):
+        names = [k.encode() for k, _, _ in keys]
+        self.key_bytes = np.frombuffer(b"".join(names), np.uint8).copy()
+        self.key_off = np.cumsum([0] + [len(k) for k in names]).astype(np.int64)
+        self.how = np.array([h for _, h, _ in keys], np.int64)
+        self.col = np.array([c for _, _, c in keys], np.int64)
+        self.required = sum(1 << i for i, (k, _, _) in enumerate(keys) if k in required)
+        self.n_int = max([c + (2 if h == _V_STR else 1) for _, h, c in keys if h in (_V_INT, _V_FLAG, _V_STR)] + [0])
+        self.n_float = max([c + (4 if h == _V_BOX else 1) for _, h, c in keys if h in (_V_NUM, _V_BOX)] + [0])
+        self.index = {k: i for i, (k, _, _) in enumerate(keys)}
+
+
+_GT_SPECS = (
+    _Spec([("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)], ("id",)),
+    _Spec(
+        [
+            ("id", _V_INT, 0),
+            ("image_id", _V_INT, 1),
+            ("category_id", _V_INT, 2),
+            ("iscrowd", _V_FLAG, 3),
+            ("ignore", _V_FLAG, 4),
+            ("bbox", _V_BOX, 0),
+            ("area", _V_NUM, 4),
+        ],
+        ("id", "image_id", "category_id", "bbox"),
+    ),
+    _Spec([("id", _V_INT, 0), ("name", _V_STR, 1)], ("id",)),
+)
+_MIN_OBJECT_BYTES = 9  # {"id":1} and a comma
+
+
+@_kernel()
+def _which_key(buf, start, length, key_bytes, key_off):
+    for k in range(key_off.size - 1):
+        a = key_off[k]
+        if key_off[k + 1] - a == length:
+            same = True
+            for j in range(length):
+                if buf[start + j] != key_bytes[a + j]:
+                    same = False
+                    break
+            if same:
+                return k
+    return -1
+
+
+@_kernel()
+def _records(buf, pos, n, key_bytes, key_off, how, col, required, ints, floats, present, kind, spans, nspan, stack):
+    """The list of objects at ``pos``: (status, end, records, spans); status 0 declines, 2 wants room."""
+    cap = present.size
+    flat = floats.reshape(-1)
+    nf = floats.shape[1]
+    nrec = 0
+    if _at(buf, pos, n) != 91:
+        return 0, pos, nrec, nspan
+    pos = _ws(buf, pos + 1, n)
+    if _at(buf, pos, n) == 93:
+        return 1, pos + 1, nrec, nspan
+    while True:
+        if _at(buf, pos, n) != 123:
+            return 0, pos, nrec, nspan
+        if nrec >= cap:
+            return 2, pos, nrec, nspan
+        pos = _ws(buf, pos + 1, n)
+        seen = 0
+        if _at(buf, pos, n) != 125:
+            while True:
+                if _at(buf, pos, n) != 34:
+                    return 0, pos, nrec, nspan
+                kstart = pos + 1
+                pos, escaped = _string(buf, pos, n)
+                if pos < 0 or escaped:
+                    return 0, pos, nrec, nspan
+                k = _which_key(buf, kstart, pos - 1 - kstart, key_bytes, key_off)
+                pos = _ws(buf, pos, n)
+                if _at(buf, pos, n) != 58:
+                    return 0, pos, nrec, nspan
+                pos = _ws(buf, pos + 1, n)
+                if k < 0:
+                    pos = _skip_value(buf, pos, n, stack)
+                else:
+                    if seen & (1 << k):
+                        return 0, pos, nrec, nspan
+                    seen |= 1 << k
+                    h = how[k]
+                    c = col[k]
+                    count = 1
+                    if h == _V_BOX:
+                        if _at(buf, pos, n) != 91:
+                            return 0, pos, nrec, nspan
+                        pos = _ws(buf, pos + 1, n)
+                        count = 4
+                    for j in range(count):
+                        if j > 0:
+                            if _at(buf, pos, n) != 44:
+                                return 0, pos, nrec, nspan
+                            pos = _ws(buf, pos + 1, n)
+                        b = _at(buf, pos, n)
+                        if h == _V_STR:  # the token's span, quotes included, decoded in Python
+                            if b != 34:
+                                return 0, pos, nrec, nspan
+                            ints[nrec, c] = pos
+                            pos = _scalar(buf, pos, n)
+                            ints[nrec, c + 1] = pos
+                            continue
+                        if h == _V_FLAG and (b == 116 or b == 102):
+                            ints[nrec, c] = 1 if b == 116 else 0
+                            pos = _scalar(buf, pos, n)
+                            continue
+                        start = pos
+                        pos, neg, is_float, mant, e10, too_long = _number(buf, pos, n)
+                        if pos < 0:
+                            return 0, pos, nrec, nspan
+                        if h == _V_INT or h == _V_FLAG:
+                            if is_float or too_long:
+                                return 0, pos, nrec, nspan
+                            ints[nrec, c] = -mant if neg else mant
+                            continue
+                        if too_long and not is_float:
+                            return 0, pos, nrec, nspan
+                        v = 0.0
+                        ok = False
+                        if not too_long:
+                            v, ok = _to_float(neg, is_float, mant, e10)
+                        slot = nrec * nf + c + j
+                        flat[slot] = v
+                        if not ok:  # Python converts it
+                            if nspan >= spans.shape[0]:
+                                return 0, pos, nrec, nspan
+                            spans[nspan, 0] = kind
+                            spans[nspan, 1] = slot
+                            spans[nspan, 2] = start
+                            spans[nspan, 3] = pos
+                            nspan += 1
+                        pos = _ws(buf, pos, n)
+                    if h == _V_BOX:
+                        if _at(buf, pos, n) != 93:
+                            return 0, pos, nrec, nspan
+                        pos += 1
+                if pos < 0:
+                    return 0, pos, nrec, nspan
+                pos = _ws(buf, pos, n)
+                b = _at(buf, pos, n)
+                if b == 44:
+                    pos = _ws(buf, pos + 1, n)
+                elif b == 125:
+                    break
+                else:
+                    return 0, pos, nrec, nspan
+        if seen & required != required:
+            return 0, pos, nrec, nspan
+        present[nrec] = seen
+        nrec += 1
+        pos = _ws(buf, pos + 1, n)
+        b = _at(buf, pos, n)
+        if b == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif b == 93:
+            return 1, pos + 1, nrec, nspan
+        else:
+            return 0, pos, nrec, nspan
+
+
+@_kernel()
+def _scan_gt(
+    buf,
+    kb0, ko0, how0, col0, req0, ints0, floats0, present0,
+    kb1, ko1, how1, col1, req1, ints1, floats1, present1,
+    kb2, ko2, how2, col2, req2, ints2, floats2, present2,
+    spans, stack, counts,
+):  # fmt: skip
+    """Fill the three lists' columns: (status, spans); ``counts`` gets the records per list."""
+    n = buf.size
+    nspan = 0
+    pos = _ws(buf, 0, n)
+    if _at(buf, pos, n) != 123:
+        return 0, nspan
+    pos = _ws(buf, pos + 1, n)
+    seen = 0
+    if _at(buf, pos, n) == 125:
+        return 0, nspan
+    while True:
+        if _at(buf, pos, n) != 34:
+            return 0, nspan
+        kstart = pos + 1
+        pos, escaped = _string(buf, pos, n)
+        if pos < 0 or escaped:
+            return 0, nspan
+        which = _which_key(buf, kstart, pos - 1 - kstart, _LIST_KEYS, _LIST_OFF)
+        pos = _ws(buf, pos, n)
+        if _at(buf, pos, n) != 58:
+            return 0, nspan
+        pos = _ws(buf, pos + 1, n)
+        if which < 0:
+            pos = _skip_value(buf, pos, n, stack)
+            if pos < 0:
+                return 0, nspan
+        else:
+            if seen & (1 << which):
+                return 0, nspan
+            seen |= 1 << which
+            kb, ko, how, col, req, ints, floats, present = kb0, ko0, how0, col0, req0, ints0, floats0, present0
+            if which == 1:
+                kb, ko, how, col, req, ints, floats, present = kb1, ko1, how1, col1, req1, ints1, floats1, present1
+            elif which == 2:
+                kb, ko, how, col, req, ints, floats, present = kb2, ko2, how2, col2, req2, ints2, floats2, present2
+            status, pos, nrec, nspan = _records(
+                buf, pos, n, kb, ko, how, col, req, ints, floats, present, which, spans, nspan, stack
+            )
+            if status != 1:
+                return status, nspan
+            counts[which] = nrec
+        pos = _ws(buf, pos, n)
+        b = _at(buf, pos, n)
+        if b == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif b == 125:
+            pos = _ws(buf, pos + 1, n)
+            return (1 if pos == n and seen == 7 else 0), nspan
+        else:
+            return 0, nspan
+
+
+def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int):
+    tables = []
+    args: list = [buf]
+    for spec, cap in zip(_GT_SPECS, caps):
+        ints = np.empty((cap, spec.n_int), np.int64)
+        floats = np.empty((cap, spec.n_float), np.float64)
+        present = np.empty(cap, np.int64)
+        args += [spec.key_bytes, spec.key_off, spec.how, spec.col, spec.required, ints, floats, present]
+        tables.append((ints, floats, present))
+    spans = np.empty((n_spans, 4), np.int64)
+    counts = np.zeros(3, np.int64)
+    status, nspan = _scan_gt(*args, spans, np.empty(_MAX_DEPTH, np.uint8), counts)
+    return status, tables, spans[:nspan], counts
+
+
+def parse_gt_columns(raw: bytes) -> dict | None:
+    """Columns of a COCO ground truth file's bytes (for box evaluation), or ``None``.
+
+    Returns ``{"images": {"id", "height", "width"}, "annotations": {"id", "image_id",
+    "category_id", "bbox", "area", "iscrowd", "ignore"}, "categories": {"id", "name"}}``,
+    each list's records in file order, with the general loader's defaults: a missing
+    height/width is -1, a missing area the box's ``w*h``, a missing iscrowd/ignore 0
+    (``true``/``false`` read as 1/0), a missing name ``str(id)``. Ids and flags are int64,
+    numbers float64 (``float(token)`` exactly), names a list of ``str``. ``segmentation``,
+    ``keypoints`` and every other key are skipped (validated, not read).
+
+    ``None`` (the general loader decides) for anything else: a top level that is not an
+    object with exactly one each of ``images``, ``annotations`` and ``categories`` lists of
+    objects, a missing ``id`` (or annotation ``image_id``, ``category_id``, ``bbox``), a
+    duplicate key, string ids, a value of the wrong type (a ``null`` area included), an
+    integer of 19+ digits, an infinite number, a key with escapes, malformed JSON.
+    """
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    bound = len(raw) // _MIN_OBJECT_BYTES + 1
+    guess = min(bound, len(raw) // 64 + 16)  # real records are longer: retry only when they are not
+    status, tables, spans, counts = _gt_pass(buf, (guess, guess, guess), 8 * guess)
+    if status == 2:
+        status, tables, spans, counts = _gt_pass(buf, (bound, bound, bound), 8 * bound)
+    if status != 1:
+        return None
+    floats_of = [t[1][: counts[i]] for i, t in enumerate(tables)]
+    if len(spans):
+        flat = [f.reshape(-1) for f in floats_of]
+        for which, slot, start, end in spans.tolist():
+            v = float(raw[start:end])
+            if not math.isfinite(v):
+                return None
+            flat[which][slot] = v
+    out = {}
+    for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), _GT_SPECS)):
+        m = int(counts[which])
+        ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
+        has = {key: (present >> i) & 1 == 1 for key, i in spec.index.items()}
+        out[name] = {"_ints": ints, "_floats": floats, "_has": has}
+    img, ann, cat = out["images"], out["annotations"], out["categories"]
+    images = {
+        "id": img["_ints"][:, 0].copy(),
+        "height": np.where(img["_has"]["height"], img["_floats"][:, 0], -1.0),
+        "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
+    }
+    box = ann["_floats"][:, :4].copy()
+    annotations = {
+        "id": ann["_ints"][:, 0].copy(),
+        "image_id": ann["_ints"][:, 1].copy(),
+        "category_id": ann["_ints"][:, 2].copy(),
+        "bbox": box,
+        "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box[:, 2] * box[:, 3]),
+        "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
+        "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
+    }
+    cat_ids = cat["_ints"][:, 0].copy()
+    names = []
+    for i, (given, start, end) in enumerate(zip(cat["_has"]["name"].tolist(), *cat["_ints"][:, 1:3].T.tolist())):
+        if not given:
+            names.append(str(int(cat_ids[i])))
+            continue
+        token = raw[start:end]
+        names.append(json.loads(token) if b"\\" in token else token[1:-1].decode("utf-8"))
+    return {"images": images, "annotations": annotations, "categories": {"id": cat_ids, "name": names}}
