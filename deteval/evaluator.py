@@ -18,6 +18,7 @@ tensors are recognised by duck typing.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -517,6 +518,62 @@ def _parse_batch(preds: list, target: list, box_format: str, call: int) -> _Batc
     )
 
 
+def _encode_masks(v: Any, where: tuple[str, str]) -> list[dict]:
+    """Binary masks ``(n, height, width)`` (nonzero: inside) as COCO compressed RLE, one per mask."""
+    from pycocotools import mask as mask_utils
+
+    arr = _tensor_to_numpy(v) if _is_tensor(v) else np.asarray(v)
+    if arr.ndim != 3:
+        raise InputError(where[0], where[1], f"masks must be an array of shape (n, height, width), got {arr.shape}")
+    if arr.shape[0] == 0:
+        return []
+    # pycocotools encodes (height, width, n) in column-major order
+    return mask_utils.encode(np.asfortranarray((arr != 0).transpose(1, 2, 0).astype(np.uint8)))
+
+
+def _with_masks(preds: list, target: list, box_format: str, call: int):
+    """Encode each image's masks; give images without boxes their masks' extents as boxes (in ``box_format``).
+
+    Returns copies of the dicts (the user's are not modified), the RLE of every detection and
+    every target in row order, and per target row whether ``area`` was given.
+    """
+    from deteval.geometry.masks import rle_extents
+    from deteval.io.masks import masks_from_segmentations
+
+    dt_rles: list = []
+    gt_rles: list = []
+    area_given: list = []
+    out = ([], [])
+    for i, (p, t) in enumerate(zip(preds, target)):
+        for kind, d, rles in (("preds", p, dt_rles), ("target", t, gt_rles)):
+            where = (kind, f"update {call}, {kind}[{i}]")
+            if not isinstance(d, Mapping) or "masks" not in d:
+                raise InputError(where[0], where[1], "missing key 'masks' (iou_type 'segm')")
+            enc = _encode_masks(d["masks"], where)
+            n = len(_to_numpy_all([d["labels"]])[0]) if "labels" in d else len(enc)
+            if len(enc) != n:
+                raise InputError(where[0], where[1], f"{len(enc)} masks for {n} labels")
+            d = dict(d)
+            if "boxes" not in d:
+                m = masks_from_segmentations(enc, np.zeros(n), np.zeros(n), kind, "masks", [{}] * n)
+                xywh = rle_extents(m.counts.astype(np.int64), m.offsets, m.height, m.width)
+                d["boxes"] = _from_xywh(xywh, box_format)
+            rles.extend(enc)
+            out[kind == "target"].append(d)
+            if kind == "target":
+                area_given.extend([d.get("area") is not None] * n)
+    return out[0], out[1], dt_rles, gt_rles, np.array(area_given, dtype=bool)
+
+
+def _from_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
+    x, y, w, h = boxes.T
+    if box_format == "xyxy":
+        return np.stack([x, y, x + w, y + h], axis=1)
+    if box_format == "cxcywh":
+        return np.stack([x + w / 2, y + h / 2, w, h], axis=1)
+    return boxes
+
+
 def _optional(parts: list, counts: np.ndarray, dtype: type) -> np.ndarray:
     out = np.zeros(int(counts.sum()), dtype)
     if any(p is not None for p in parts):
@@ -621,9 +678,9 @@ class Evaluator:
     ) -> None:
         if protocol not in PROTOCOLS:
             raise InputError("protocol", None, f"the Evaluator supports {PROTOCOLS}, not {protocol!r}")
-        if iou_type != "bbox":
+        if iou_type not in ("bbox", "segm"):
             rule = (
-                f"the Evaluator evaluates 'bbox' for now, not {iou_type!r}; for segm and keypoints use "
+                f"the Evaluator evaluates 'bbox' and 'segm', not {iou_type!r}; for keypoints use "
                 "deteval.evaluate() or deteval.dask.evaluate_shards()"
             )
             raise InputError("iou_type", None, rule)
@@ -717,6 +774,9 @@ class Evaluator:
             raise InputError("preds", f"update {self._calls}", rule)
         if not preds:
             return
+        segm = self.params.iou_type == "segm"
+        if segm:
+            preds, target, dt_rles, gt_rles, area_given = _with_masks(preds, target, self.box_format, self._calls)
         b = _parse_batch(preds, target, self.box_format, self._calls)
         image_ids, id_mode, auto_next = self._assign_ids(b.image_ids)
         labels = np.concatenate([b.gt_labels, b.dt_labels])
@@ -750,6 +810,14 @@ class Evaluator:
             box_format="xywh",
             source="preds",
         )
+        if segm:  # masks and their areas; boxes play no part in mask IoU
+            from deteval.io.masks import masks_from_segmentations
+
+            gt_masks = masks_from_segmentations(gt_rles, gt.area, gt.area, "target", "masks", [{}] * len(gt_rles))
+            dt_masks = masks_from_segmentations(dt_rles, dets.area, dets.area, "preds", "masks", [{}] * len(dt_rles))
+            area = np.where(area_given, gt.area, gt_masks.area)
+            gt = dataclasses.replace(gt, area=area, extra={"masks": gt_masks})
+            dets = dataclasses.replace(dets, area=dt_masks.area, extra={"masks": dt_masks, "mask_area": dt_masks.area})
         m = _match_with_threads(dets, gt, self.params, self.num_threads)
         self._chunks.append(state_from_matches(m, image_ids, cat_values, self._config, id_mode))
         # committed only now: a batch that raised leaves the evaluator as it was
