@@ -113,9 +113,9 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
     return True
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _rank_within_categories(order, score, cat_off):  # pragma: no cover - numba
-    for k in prange(len(cat_off) - 1):
+    for k in range(len(cat_off) - 1):
         sort_by_score_desc(order[cat_off[k] : cat_off[k + 1]], score)
 
 

@@ -16,6 +16,8 @@ from deteval.errors import InputError
 from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.types import Detections, GroundTruth, IdTable
 
+FAST_PATH_BYTES = 8 << 20  # files from this size on are parsed straight into arrays
+
 
 class DetevalWarning(UserWarning):
     """Input that deteval accepts but that changes what is evaluated."""
@@ -163,7 +165,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         4 numbers or has a negative size, duplicate annotation or category ids.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
-    if raw is not None and iou_type == "bbox":
+    if raw is not None and iou_type == "bbox" and len(raw) >= FAST_PATH_BYTES:
         fast = _gt_fast(raw, str(source))
         if fast is not None:
             return fast
@@ -304,7 +306,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         score, malformed masks or keypoints.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
-    if raw is not None and iou_type == "bbox":
+    if raw is not None and iou_type == "bbox" and len(raw) >= FAST_PATH_BYTES:
         fast = _results_fast(raw, str(source), gt)
         if fast is not None:
             return fast
@@ -400,7 +402,7 @@ def _box_polygon(box: np.ndarray) -> list:
 
 # Fast paths: plain box files parsed by deteval.io.fast_results straight into columns, bit-identical
 # to the general path. They decline (None) whatever needs a warning or an error message, which the
-# general path then gives.
+# general path then gives. Their kernels take ~20 s to compile once, so small files skip them.
 
 
 def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:

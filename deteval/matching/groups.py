@@ -56,19 +56,52 @@ def counting_sort(keys, order, n_bins):  # pragma: no cover - numba
 
 @njit(cache=True)
 def sort_by_score_desc(rows, score):  # pragma: no cover - numba
-    """Stable in-place sort of ``rows`` by descending ``score[rows]``: ties keep their order."""
+    """Stable in-place sort of ``rows`` by descending ``score[rows]``: ties keep their order.
+
+    Insertion sort for short runs, then bottom-up merges (written out: numba's
+    generic mergesort costs seconds of compilation on every cold start).
+    """
     n = len(rows)
-    if n > 32:
-        rows[:] = rows[np.argsort(-score[rows], kind="mergesort")]
+    run = 16
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            r = rows[i]
+            s = score[r]
+            j = i - 1
+            while j >= lo and score[rows[j]] < s:
+                rows[j + 1] = rows[j]
+                j -= 1
+            rows[j + 1] = r
+    if n <= run:
         return
-    for i in range(1, n):  # insertion sort: groups are small
-        r = rows[i]
-        s = score[r]
-        j = i - 1
-        while j >= 0 and score[rows[j]] < s:
-            rows[j + 1] = rows[j]
-            j -= 1
-        rows[j + 1] = r
+    buf = np.empty_like(rows)
+    src, dst = rows, buf
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if score[src[j]] > score[src[i]]:  # strictly greater: the left run wins ties
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not rows:
+        rows[:] = src
 
 
 @njit(cache=True)
