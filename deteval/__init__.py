@@ -9,7 +9,7 @@ from deteval.api import evaluate
 from deteval.errors import InputError
 from deteval.evaluator import Evaluator
 from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 
 __all__ = ["evaluate", "Evaluator", "EvalResult", "InputError", "DetevalWarning", "load_coco_gt", "load_coco_results"]
 __version__ = "0.1.0"

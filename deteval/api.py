@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deteval import protocols
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth
 
 

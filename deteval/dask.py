@@ -26,7 +26,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.evaluator import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
 from deteval.protocols.coco import CocoParams, make_params, match
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, images_between
 
 __all__ = ["evaluate", "evaluate_shards"]

@@ -28,7 +28,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols.coco import CocoMatches, CocoParams, make_params, match, result_from_matches
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = ["BOX_FORMATS", "Evaluator", "EvaluatorState", "merge_states", "result_from_state", "state_from_matches"]
@@ -537,8 +537,7 @@ def _with_masks(preds: list, target: list, box_format: str, call: int):
     Returns copies of the dicts (the user's are not modified), the RLE of every detection and
     every target in row order, and per target row whether ``area`` was given.
     """
-    from deteval.geometry.masks import rle_extents
-    from deteval.io.masks import masks_from_segmentations
+    from deteval.io.masks import masks_from_segmentations, rle_extents
 
     dt_rles: list = []
     gt_rles: list = []

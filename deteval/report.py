@@ -1,105 +1,10 @@
-"""Results people and programs read: stats, per-class rows, arrays, JSON, summary text."""
+"""Results people read: tables rendered from an :class:`~deteval.result.EvalResult`."""
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-
-@dataclass
-class EvalResult:
-    """The outcome of one evaluation.
-
-    Attributes
-    ----------
-    protocol, iou_type:
-        What was evaluated (``"coco"``, ``"bbox"`` ...).
-    stats:
-        Ordered mapping of the protocol's headline numbers (for COCO the 12
-        stats of ``COCOeval.stats``, in that order). -1 marks a value that
-        cannot be computed (no ground truth), as pycocotools does.
-    per_class:
-        One dict per category: ``category_id``, ``name`` and the protocol's
-        per-class numbers.
-    arrays:
-        The protocol's raw arrays (for COCO ``precision[T,R,K,A,M]``,
-        ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` plus their axes).
-    summary_lines:
-        The protocol's printed summary, one string per line.
-    params:
-        The parameters the evaluation ran with (JSON-serialisable).
-    """
-
-    protocol: str
-    iou_type: str
-    stats: dict[str, float]
-    per_class: list[dict[str, Any]]
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    summary_lines: list[str] = field(default_factory=list)
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def precision(self) -> np.ndarray:
-        return self.arrays["precision"]
-
-    @property
-    def recall(self) -> np.ndarray:
-        return self.arrays["recall"]
-
-    @property
-    def scores(self) -> np.ndarray:
-        return self.arrays["scores"]
-
-    def summary(self) -> str:
-        """The printed summary (pycocotools' 12 lines for COCO)."""
-        return "\n".join(self.summary_lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: protocol, iou_type, params, stats and per_class."""
-        return {
-            "protocol": self.protocol,
-            "iou_type": self.iou_type,
-            "params": _jsonable(self.params),
-            "stats": _jsonable(self.stats),
-            "per_class": _jsonable(self.per_class),
-        }
-
-    def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
-        """Serialise :meth:`to_dict` as JSON; also write it to ``path`` when given.
-
-        Floats are written with ``repr`` precision, so they round-trip exactly.
-        """
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            Path(path).write_text(text + "\n")
-        return text
-
-    def save_arrays(self, path: str | Path) -> None:
-        """Write :attr:`arrays` to an ``.npz`` file."""
-        np.savez(path, **self.arrays)
-
-    def __repr__(self) -> str:
-        head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.stats.items())[:3])
-        return f"EvalResult(protocol={self.protocol!r}, iou_type={self.iou_type!r}, {head}, ...)"
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+from deteval.result import EvalResult
 
 
 def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:

@@ -227,7 +227,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         extra["masks"] = masks
         boxless = np.flatnonzero(no_box[kept])
         if len(boxless):
-            from deteval.geometry.masks import rle_extents
+            from deteval.io.masks import rle_extents
 
             rows = kept[boxless]
             sub = masks.take(boxless)
@@ -368,7 +368,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
     if branch == "bbox":
         area = boxes[:, 2] * boxes[:, 3]
     elif branch == "segm":
-        from deteval.geometry.masks import rle_extents
+        from deteval.io.masks import rle_extents
 
         boxes = rle_extents(masks.counts.astype(np.int64), masks.offsets, masks.height, masks.width)
         given = [i for i, r in enumerate(data) if r.get("bbox", []) != []]  # [] reads as absent, as there

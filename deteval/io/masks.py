@@ -17,7 +17,8 @@ from numba import njit
 
 from deteval.errors import InputError
 
-_U32_MAX = 2**32 - 1
+_U32 = 0xFFFFFFFF  # pycocotools counts pixels in 32-bit unsigned ints
+_U32_MAX = _U32
 # pycocotools rasterises polygons at 5x with int arithmetic and walks the boundary pixel by pixel:
 # coordinates near 4e8 overflow it (a crash), and far smaller ones already take gigabytes
 _POLYGON_LIMIT = 1e6
@@ -109,6 +110,51 @@ def _any_per_row(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if len(hit):
         rows[np.searchsorted(offsets, hit, side="right") - 1] = True
     return rows
+
+
+@njit(cache=True)
+def rle_extents(counts, offsets, height, width):  # pragma: no cover - numba
+    """Bounding box ``[x, y, w, h]`` of each mask, as pycocotools 2.0.11's ``toBbox``.
+
+    Each non-empty 1-run spans pixels ``start .. end`` (column-major); the box
+    takes their columns, and their rows too unless the run crosses a column,
+    which makes the box full height. A mask without a (0-run, 1-run) pair has
+    box zeros; one whose 1-runs are all empty keeps the initial ``xs = w``, ``ys = h`` and 32-bit
+    wrapped sizes, as pycocotools' unsigned arithmetic leaves them.
+    """
+    n = len(offsets) - 1
+    out = np.zeros((n, 4))
+    for i in range(n):
+        h = np.int64(height[i])
+        m = (offsets[i + 1] - offsets[i]) // 2 * 2  # a trailing 0-run adds nothing
+        if m == 0 or h == 0:
+            continue
+        xs, ys, xe, ye = np.int64(width[i]), h, np.int64(0), np.int64(0)
+        cc = np.int64(0)
+        for j in range(m):
+            start = cc
+            run = np.int64(counts[offsets[i] + j])
+            cc = (cc + run) & _U32
+            if j % 2 == 0 or run == 0:
+                continue
+            y0 = start % h
+            x0 = (start - y0) // h
+            end = (cc - 1) & _U32
+            y1 = end % h
+            x1 = (end - y1) // h
+            xs = min(xs, x0)
+            xe = max(xe, x1)
+            if x0 < x1:
+                ys = 0
+                ye = h - 1
+            else:
+                ys = min(ys, y0)
+                ye = max(ye, y1)
+        out[i, 0] = xs
+        out[i, 1] = ys
+        out[i, 2] = (xe - xs + 1) & _U32
+        out[i, 3] = (ye - ys + 1) & _U32
+    return out
 
 
 def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:

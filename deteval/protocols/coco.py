@@ -25,7 +25,7 @@ from importlib import resources
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
 
 if sys.version_info >= (3, 11):

@@ -41,7 +41,7 @@ from deteval.errors import InputError
 from deteval.io import voc as voc_io
 from deteval.matching.groups import group_by_image_category
 from deteval.matching.voc import IOU_TESTS, match_voc
-from deteval.report import EvalResult
+from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth
 
 IOU_TYPES = ("bbox",)
