@@ -45,6 +45,14 @@ def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write stats and per-class results as JSON")
     p.add_argument("--arrays", metavar="PATH.npz", help="write the raw arrays (precision, recall, scores ...) as .npz")
     p.add_argument("--per-class", action="store_true", help="print a per-class table after the summary")
+    # per-class exports, curves and plots (deteval.report, deteval.curves, deteval.plots)
+    p.add_argument(
+        "--sort-by", metavar="COLUMN", help="sort per-class rows (--per-class, --csv, --markdown) by COLUMN, e.g. AP"
+    )
+    p.add_argument("--csv", metavar="PATH", help="write the per-class results as CSV")
+    p.add_argument("--markdown", metavar="PATH", help="write the per-class results as a Markdown table")
+    p.add_argument("--curves", metavar="PATH.json", help="write per-class and mean PR curves at IoU .50 as JSON")
+    p.add_argument("--plot", metavar="DIR", help="write pr_curves.png and per_class_ap.png (needs matplotlib)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(
         "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (ignores PREDS GT)"
@@ -91,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         result.to_json(Path(args.json))
     if args.arrays:
         result.save_arrays(Path(args.arrays))
+    status = _write_exports(args, result)
+    if status:
+        return status
     if not args.quiet:
         for w in caught:
             print(f"deteval: warning: {w.message}", file=sys.stderr)
@@ -99,7 +110,34 @@ def main(argv: list[str] | None = None) -> int:
             from deteval.report import per_class_table
 
             print()
-            print(per_class_table(result))
+            print(per_class_table(result, sort_by=args.sort_by))
+    return 0
+
+
+def _write_exports(args: argparse.Namespace, result) -> int:
+    """Write the --csv, --markdown, --curves and --plot files; 2 (with a message) when one cannot be made."""
+    try:
+        if args.sort_by is not None and result.per_class and args.sort_by not in result.per_class[0]:
+            raise ValueError(f"--sort-by: no column {args.sort_by!r}; choose one of: {', '.join(result.per_class[0])}")
+        if args.csv or args.markdown:
+            from deteval.report import per_class_csv, per_class_markdown
+
+            if args.csv:
+                Path(args.csv).write_text(per_class_csv(result, sort_by=args.sort_by), newline="")
+            if args.markdown:
+                Path(args.markdown).write_text(per_class_markdown(result, sort_by=args.sort_by))
+        if args.curves:
+            from deteval.curves import write_pr_curves
+
+            write_pr_curves(result, Path(args.curves))
+        if args.plot:
+            from deteval.curves import default_iou
+            from deteval.plots import plot_pr_curves
+
+            plot_pr_curves(result, Path(args.plot), iou=default_iou(result))
+    except (ValueError, ImportError) as exc:
+        print(f"deteval: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,24 +1,74 @@
-"""Results people read: tables rendered from an :class:`~deteval.result.EvalResult`."""
+"""Results people read: tables rendered from an :class:`~deteval.result.EvalResult`.
+
+Three renderings of ``result.per_class``, all with the same columns in the same
+order (those of the protocol's per-class rows):
+
+* :func:`per_class_table` -- aligned text for a terminal; 3 decimals, ``-`` for
+  "no value".
+* :func:`per_class_csv` -- RFC 4180 CSV with a header row; floats at full
+  ``repr`` precision (they parse back to the identical float), "no value" as an
+  empty cell.
+* :func:`per_class_markdown` -- a GitHub-flavoured Markdown table; 3 decimals,
+  "no value" as ``–`` (en dash).
+
+"No value" is ``-1`` (pycocotools' marker for a category without ground truth
+in the selected area range) or ``None``.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from typing import Any
 
 from deteval.result import EvalResult
+
+NO_VALUE_MARKDOWN = "\u2013"
+
+
+def _is_missing(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return v == -1 or math.isnan(v)
+    return False
+
+
+def sort_columns(result: EvalResult) -> list[str]:
+    """The column names :func:`per_class_table` and friends accept as ``sort_by``."""
+    return list(result.per_class[0]) if result.per_class else []
+
+
+def _rows(result: EvalResult, sort_by: str | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Columns and rows, sorted by ``sort_by`` when given.
+
+    Numeric columns sort descending with missing values (-1, None) last; text
+    columns (``name``) sort ascending. Ties keep category order.
+    """
+    rows = result.per_class
+    columns = list(rows[0]) if rows else []
+    if sort_by is None or not rows:
+        return columns, list(rows)
+    if sort_by not in columns:
+        raise ValueError(f"unknown column {sort_by!r} to sort by; choose one of: {', '.join(columns)}")
+    values = [r[sort_by] for r in rows]
+    if any(isinstance(v, str) for v in values):
+        return columns, sorted(rows, key=lambda r: (r[sort_by] is None, str(r[sort_by] or "")))
+    return columns, sorted(rows, key=lambda r: (_is_missing(r[sort_by]), -(r[sort_by] or 0)))
 
 
 def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
     """An aligned text table of ``result.per_class``, one row per category.
 
     Numbers are printed with 3 decimals; -1 (no ground truth) prints as ``-``.
-    Rows keep category order unless ``sort_by`` names a column (descending).
+    Rows keep category order unless ``sort_by`` names a column (numeric columns
+    descending, missing values last; text columns ascending). An unknown column
+    raises ``ValueError``.
     """
-    rows = result.per_class
-    if not rows:
+    if not result.per_class:
         return "(no per-class results)"
-    columns = list(rows[0])
-    if sort_by is not None:
-        rows = sorted(rows, key=lambda r: (r[sort_by] is None, -(r[sort_by] or 0)))
+    columns, rows = _rows(result, sort_by)
 
     def cell(v: Any) -> str:
         if isinstance(v, float):
@@ -35,3 +85,46 @@ def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
     lines = [fmt(columns), fmt(["-" * w for w in widths])]
     lines += [fmt(row) for row in cells]
     return "\n".join(lines)
+
+
+def per_class_csv(result: EvalResult, sort_by: str | None = None) -> str:
+    """``result.per_class`` as CSV text: a header row, then one row per category.
+
+    Same columns as :func:`per_class_table`. Floats are written with ``repr``
+    (``float(cell)`` gives back the identical value); -1 and ``None`` ("no
+    ground truth") are written as an empty cell. Lines end with ``\\r\\n`` as
+    the csv module writes them. Empty string when there are no per-class rows.
+    """
+    columns, rows = _rows(result, sort_by)
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow(["" if _is_missing(r[c]) else repr(r[c]) if isinstance(r[c], float) else r[c] for c in columns])
+    return buf.getvalue()
+
+
+def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
+    """``result.per_class`` as a Markdown (GFM) table, one row per category.
+
+    Same columns as :func:`per_class_table`; numbers with 3 decimals, -1 and
+    ``None`` ("no ground truth") as ``–``; numeric columns right-aligned;
+    ``|`` in category names escaped.
+    """
+    columns, rows = _rows(result, sort_by)
+    if not rows:
+        return "_(no per-class results)_\n"
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
+
+    def cell(v: Any) -> str:
+        if _is_missing(v):
+            return NO_VALUE_MARKDOWN
+        if isinstance(v, float):
+            return f"{v:.3f}"
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,140 @@
+"""Precision-recall curves read from COCO's accumulated arrays (no re-evaluation).
+
+pycocotools stores, for every IoU threshold ``t``, recall threshold ``r``,
+category ``k``, area range ``a`` and detection cap ``m``:
+
+* ``precision[t, r, k, a, m]`` -- the *interpolated* precision at recall
+  ``rec_thrs[r]`` (the monotone envelope: best precision at any recall
+  ``>= rec_thrs[r]``), 0 past the highest recall reached;
+* ``scores[t, r, k, a, m]`` -- the score of the detection where that
+  precision was read (0 past the highest recall reached).
+
+Both are -1 for a category with no ground truth in the area range.
+:func:`pr_curves` slices those arrays for one ``(t, a, m)``; values are the
+stored floats, unchanged.
+
+Not available here: the raw (non-interpolated) step curve and F-beta against
+the score threshold. Both need the per-detection matches (score, TP/FP), which
+an :class:`~deteval.result.EvalResult` does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deteval.result import EvalResult, _jsonable
+
+
+def _axes(result: EvalResult) -> dict[str, np.ndarray]:
+    needed = ("precision", "scores", "iou_thrs", "rec_thrs", "cat_ids", "area_labels", "max_dets")
+    missing = [k for k in needed if k not in result.arrays]
+    if missing:
+        raise ValueError(
+            f"PR curves need COCO's accumulated arrays; this {result.protocol!r} result lacks {', '.join(missing)}"
+        )
+    return {k: result.arrays[k] for k in needed}
+
+
+def default_iou(result: EvalResult) -> float:
+    """0.5 when it is one of the result's IoU thresholds, else the first threshold."""
+    thrs = np.asarray(_axes(result)["iou_thrs"], dtype=np.float64)
+    hit = np.flatnonzero(np.isclose(thrs, 0.5, rtol=0.0, atol=1e-9))
+    return float(thrs[hit[0]] if hit.size else thrs[0])
+
+
+def curve_indices(
+    result: EvalResult, iou: float = 0.5, area: str = "all", max_dets: int | None = None
+) -> tuple[int, int, int]:
+    """The ``(t, a, m)`` indices into COCO's arrays for an IoU threshold, area label and detection cap.
+
+    ``iou`` matches a threshold to within 1e-9 (``np.linspace`` gives 0.8999999999999999
+    for .90); ``max_dets=None`` picks the largest cap. Anything absent raises ``ValueError``.
+    """
+    ax = _axes(result)
+    thrs = np.asarray(ax["iou_thrs"], dtype=np.float64)
+    hit = np.flatnonzero(np.isclose(thrs, float(iou), rtol=0.0, atol=1e-9))
+    if hit.size == 0:
+        raise ValueError(f"IoU {iou} is not an evaluated threshold; choose one of {[round(x, 4) for x in thrs]}")
+    areas = [str(x) for x in ax["area_labels"]]
+    if area not in areas:
+        raise ValueError(f"area {area!r} is not an evaluated area range; choose one of {areas}")
+    caps = [int(x) for x in ax["max_dets"]]
+    md = caps[-1] if max_dets is None else int(max_dets)
+    if md not in caps:
+        raise ValueError(f"max_dets {md} was not evaluated; choose one of {caps}")
+    return int(hit[0]), areas.index(area), caps.index(md)
+
+
+def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets: int | None = None) -> dict[str, Any]:
+    """Per-class and class-averaged interpolated PR curves at one IoU threshold.
+
+    Returns a dict:
+
+    * ``iou``, ``area``, ``max_dets`` and ``indices`` (``t``, ``a``, ``m``): the slice taken;
+    * ``recall``: the recall grid, ``rec_thrs`` (101 points for COCO);
+    * ``classes``: one dict per category, in category order: ``category_id``,
+      ``name``, ``has_gt``, ``precision`` (= ``precision[t, :, k, a, m]``),
+      ``scores`` (= ``scores[t, :, k, a, m]``) and ``AP`` (their mean over the
+      recall grid, as pycocotools averages; -1 without ground truth);
+    * ``mean``: ``precision`` -- at each recall point the mean over the classes
+      whose value is not -1 (-1 where no class has one) -- ``num_classes``
+      (how many were averaged at each point) and ``AP`` (its mean over the
+      recall points that have a value; equals the COCO AP at this IoU, area
+      and cap).
+
+    Arrays are float64 numpy arrays holding the stored values unchanged.
+    """
+    ax = _axes(result)
+    t, a, m = curve_indices(result, iou, area, max_dets)
+    prec = np.asarray(ax["precision"])[t, :, :, a, m]  # (R, K)
+    scores = np.asarray(ax["scores"])[t, :, :, a, m]
+    names = {row["category_id"]: row.get("name") for row in result.per_class}
+    classes = []
+    for k, cid in enumerate(np.asarray(ax["cat_ids"]).tolist()):
+        p = prec[:, k].copy()
+        valid = p > -1
+        classes.append(
+            {
+                "category_id": cid,
+                "name": names.get(cid) or str(cid),
+                "has_gt": bool(valid.any()),
+                "precision": p,
+                "scores": scores[:, k].copy(),
+                "AP": float(np.mean(p[valid])) if valid.any() else -1.0,
+            }
+        )
+    valid = prec > -1
+    counts = valid.sum(axis=1)
+    sums = np.where(valid, prec, 0.0).sum(axis=1)
+    mean = np.full(prec.shape[0], -1.0)
+    np.divide(sums, counts, out=mean, where=counts > 0)
+    has = counts > 0
+    return {
+        "iou": float(np.asarray(ax["iou_thrs"])[t]),
+        "area": str(np.asarray(ax["area_labels"])[a]),
+        "max_dets": int(np.asarray(ax["max_dets"])[m]),
+        "indices": {"t": t, "a": a, "m": m},
+        "recall": np.asarray(ax["rec_thrs"], dtype=np.float64).copy(),
+        "classes": classes,
+        "mean": {
+            "precision": mean,
+            "num_classes": counts.astype(np.int64),
+            "AP": float(np.mean(mean[has])) if has.any() else -1.0,
+        },
+    }
+
+
+def write_pr_curves(
+    result: EvalResult, path: str | Path, iou: float | None = None, area: str = "all", max_dets: int | None = None
+) -> dict[str, Any]:
+    """Write :func:`pr_curves` as JSON (floats at ``repr`` precision, so exact); returns the curves.
+
+    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated).
+    """
+    curves = pr_curves(result, default_iou(result) if iou is None else iou, area, max_dets)
+    Path(path).write_text(json.dumps(_jsonable(curves), indent=1) + "\n")
+    return curves
