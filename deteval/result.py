@@ -11,6 +11,29 @@ from typing import Any
 import numpy as np
 
 
+@dataclass(frozen=True)
+class Outcomes:
+    """Every evaluated detection's outcome, the input to score-threshold analyses.
+
+    One row per detection that the protocol evaluated (for COCO: within the
+    largest max-dets cut), in no particular order; ``state[:, a, t]`` is its
+    outcome for area range ``a`` and IoU threshold ``t``: 0 false positive,
+    1 true positive, 2 ignored (matched to a crowd/difficult/out-of-range
+    ground truth, or outside the area range). ``npos[k, a]`` counts the
+    ground truth that can be found.
+    """
+
+    category: np.ndarray  # int32 (N,): index into category_ids
+    image: np.ndarray  # int32 (N,)
+    score: np.ndarray  # float64 (N,)
+    state: np.ndarray  # int8 (N, A, T)
+    npos: np.ndarray  # int64 (K, A)
+    iou_thrs: np.ndarray  # float64 (T,)
+    area_labels: tuple[str, ...]
+    category_ids: np.ndarray  # (K,)
+    category_names: tuple[str, ...]
+
+
 @dataclass
 class EvalResult:
     """The outcome of one evaluation.
@@ -33,6 +56,9 @@ class EvalResult:
         The protocol's printed summary, one string per line.
     params:
         The parameters the evaluation ran with (JSON-serialisable).
+    outcomes:
+        Every detection's TP/FP/ignored outcome (:class:`Outcomes`), for
+        operating points and score-threshold curves; not serialised.
     """
 
     protocol: str
@@ -42,6 +68,7 @@ class EvalResult:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     summary_lines: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    outcomes: Outcomes | None = field(default=None, repr=False, compare=False)
 
     @property
     def precision(self) -> np.ndarray:

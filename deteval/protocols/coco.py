@@ -25,7 +25,7 @@ from importlib import resources
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.result import EvalResult
+from deteval.result import EvalResult, Outcomes
 from deteval.types import Detections, GroundTruth, IdTable
 
 if sys.version_info >= (3, 11):
@@ -250,6 +250,19 @@ def result_from_matches(matches: CocoMatches, categories: IdTable, params: CocoP
         },
         summary_lines=lines,
         params=params.to_dict(),
+        outcomes=Outcomes(
+            category=m.det_category,
+            image=m.det_image,
+            score=m.det_score,
+            state=m.state,
+            npos=m.npig,
+            iou_thrs=params.iou_thrs,
+            area_labels=params.area_labels,
+            category_ids=categories.ids if params.use_cats else np.array([-1]),
+            category_names=tuple(categories.name_of(k) for k in range(len(categories)))
+            if params.use_cats
+            else ("all",),
+        ),
     )
 
 

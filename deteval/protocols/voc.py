@@ -41,7 +41,7 @@ from deteval.errors import InputError
 from deteval.io import voc as voc_io
 from deteval.matching.groups import group_by_image_category
 from deteval.matching.voc import IOU_TESTS, match_voc
-from deteval.result import EvalResult
+from deteval.result import EvalResult, Outcomes
 from deteval.types import Detections, GroundTruth
 
 IOU_TYPES = ("bbox",)
@@ -304,6 +304,18 @@ def evaluate(
             "rank": rank,
         },
         params=params,
+        outcomes=Outcomes(
+            category=dt.category,
+            image=dt.image,
+            score=dt.score,
+            # VOC's -1 (matched a difficult box) is the shared "ignored" state 2
+            state=np.where(outcome == -1, 2, outcome).astype(np.int8).T[:, None, :].copy(),
+            npos=npos[:, None],
+            iou_thrs=np.array(thrs),
+            area_labels=("all",),
+            category_ids=gt.categories.ids,
+            category_names=tuple(gt.categories.name_of(k) for k in range(n_cat)),
+        ),
     )
     result.summary_lines = _summary(result, thrs, names_i, ap, m_ap, valid)
     return result
