@@ -29,7 +29,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols.coco import CocoMatches, CocoParams, make_params, match, result_from_matches
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, IdTable
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, sorted_unique
 
 __all__ = ["BOX_FORMATS", "Evaluator", "EvaluatorState", "merge_states", "result_from_state", "state_from_matches"]
 
@@ -232,7 +232,7 @@ def result_from_state(state: EvaluatorState, params: CocoParams, categories: IdT
             "images: set drop_last or skip the padded samples)"
         )
         raise InputError("image_id", repr(dup), rule)
-    table = categories if categories is not None else IdTable(np.unique(state.cat_label))
+    table = categories if categories is not None else IdTable(sorted_unique(state.cat_label))
     n_area = state.det_state.shape[1]
     if params.use_cats:
         k = len(table)
@@ -896,7 +896,7 @@ class Evaluator:
             if len(kinds) > 1:
                 raise InputError("image_id", f"update {self._calls}", "image ids mix integers and strings")
             out = np.array(ids, dtype=np.int64 if kinds == {int} else str)
-            if len(np.unique(out)) != len(out):
+            if has_duplicates(out):
                 seen: set = set()
                 dup = next(i for i in ids if i in seen or seen.add(i))
                 raise InputError("image_id", f"update {self._calls}", f"image_id {dup!r} appears twice in this batch")

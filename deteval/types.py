@@ -20,6 +20,17 @@ import numpy as np
 BOX_FORMATS = ("xywh", "xyxy")
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` by a sort: numpy 2's hashed ``np.unique`` is ~40x slower on 1M ints."""
+    s = np.sort(np.asarray(values))
+    return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) else s
+
+
+def has_duplicates(values: np.ndarray) -> bool:
+    """Whether any value repeats."""
+    return len(sorted_unique(values)) != len(values)
+
+
 @dataclass(frozen=True)
 class IdTable:
     """Sorted, unique user ids (int64 or str) with optional per-id attributes.
@@ -43,6 +54,16 @@ class IdTable:
             return np.zeros(len(values), np.int32), np.zeros(len(values), bool)
         if values.dtype.kind != self.ids.dtype.kind:
             return np.zeros(len(values), np.int32), np.zeros(len(values), bool)
+        if self.ids.dtype.kind == "i" and values.dtype.kind == "i":
+            lo, hi = int(self.ids[0]), int(self.ids[-1])
+            # a dense id -> index table is linear; searchsorted on unsorted queries is not (8x on 1M rows)
+            if hi - lo < 4 * (len(self.ids) + len(values)) + 1024:
+                table = np.full(hi - lo + 1, -1, np.int32)
+                table[self.ids - lo] = np.arange(len(self.ids), dtype=np.int32)
+                inside = (values >= lo) & (values <= hi)
+                pos = table[np.where(inside, values - lo, 0)]
+                found = inside & (pos >= 0)
+                return np.where(found, pos, 0).astype(np.int32), found
         pos = np.searchsorted(self.ids, values)
         pos = np.minimum(pos, len(self.ids) - 1)
         found = self.ids[pos] == values

@@ -14,7 +14,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.json_source import is_path, read_bytes, read_json
-from deteval.types import Detections, GroundTruth, IdTable
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
 
 FAST_PATH_BYTES = 8 << 20  # files from this size on are parsed straight into arrays
 
@@ -186,7 +186,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     category_table = IdTable(cat_ids, names=cat_names)
 
     ann_ids = _ids(_column(anns, "id", name, "annotations"), name, "annotations", "id", anns)
-    if len(np.unique(ann_ids)) != len(ann_ids):
+    if has_duplicates(ann_ids):
         _id_table(anns, name, "annotations", unique=True)  # raises naming the duplicate
     if ann_ids.dtype.kind != "i":
         # pycocotools marks matches with annotation ids; only integers keep its id-0 rule meaningful
@@ -414,7 +414,7 @@ def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
     img_ids, img_first = np.unique(im["id"], return_index=True)
     cat_ids, cat_first = np.unique(ca["id"], return_index=True)
-    if len(cat_ids) != len(ca["id"]) or len(np.unique(an["id"])) != len(an["id"]):
+    if len(cat_ids) != len(ca["id"]) or has_duplicates(an["id"]):
         return None
     images = IdTable(img_ids, height=im["height"][img_first], width=im["width"][img_first])
     categories = IdTable(cat_ids, names=[ca["name"][i] for i in cat_first])

@@ -44,6 +44,12 @@ def _match_kernel(
         ig = np.empty(ng, np.bool_)
         order = np.empty(ng, np.int64)
         taken = np.empty(ng, np.bool_)
+        # a detection overlapping nothing above a threshold matches nothing there: most detections
+        # are such background, and knowing it skips their scans at every (area, threshold)
+        best_iou = np.full(nd, -1.0)
+        for d in range(nd):
+            for g in range(ng):
+                best_iou[d] = max(best_iou[d], ious[p0 + d * ng + g])
         for a in range(n_area):
             lo, hi = area_lo[a], area_hi[a]
             for g in range(ng):
@@ -62,7 +68,7 @@ def _match_kernel(
                 for d in range(nd):
                     best = thr
                     m = -1
-                    for k in range(ng):
+                    for k in range(ng if best_iou[d] >= thr else 0):
                         g = order[k]
                         if taken[g] and not gt_crowd[gt_rows[g0 + g]]:
                             continue
