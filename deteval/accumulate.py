@@ -17,50 +17,59 @@ points off those short lists with pycocotools' own arithmetic, the same bits.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from deteval.integrators import coco101_from_true_positives
+from deteval.jit import njit, prange
 from deteval.matching.groups import counting_sort, sort_by_score_desc
 
 
 @njit(cache=True, parallel=True)
-def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  # pragma: no cover - numba
+def _accumulate_kernel(state, score, rank, order, cat_off, npig, max_dets, rec_thrs):  # pragma: no cover - numba
+    """``order`` holds each category's rows in (image, rank) order; each slice is ranked by score here, in place."""
     n_thr, n_area = state.shape[2], state.shape[1]
     n_cat, n_md, n_rec = len(cat_off) - 1, len(max_dets), len(rec_thrs)
     precision = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     scores = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
     recall = np.full((n_thr, n_cat, n_area, n_md), -1.0)
     overflow = np.zeros(n_cat, np.bool_)
+    n_var = n_area * n_thr
+    flat = state.reshape(state.shape[0], n_var)  # j = a * n_thr + t
     for k in prange(n_cat):
         p0, p1 = cat_off[k], cat_off[k + 1]
+        sort_by_score_desc(order[p0:p1], score)
         cap = 1
         for a in range(n_area):
             cap = max(cap, npig[k, a])
-        # per (max dets, area, threshold): false positives before each true positive, and its position
-        n_tp = np.zeros((n_md, n_area, n_thr), np.int64)
-        n_fp = np.zeros((n_md, n_area, n_thr), np.int64)
-        tp_fp = np.empty((n_md, n_area, n_thr, cap), np.int32)
-        tp_pos = np.empty((n_md, n_area, n_thr, cap), np.int32)
+        # per (max dets, area x threshold): false positives before each true positive, and its position
+        n_tp = np.zeros((n_md, n_var), np.int64)
+        n_fp = np.zeros((n_md, n_var), np.int64)
+        tp_fp = np.empty((n_md, n_var, cap), np.int32)
+        tp_pos = np.empty((n_md, n_var, cap), np.int32)
         first = np.full(n_md, -1, np.int64)  # first detection kept at each max dets
         for p in range(p0, p1):
+            row = order[p]
             for m in range(n_md):
-                if rank[p] >= max_dets[m]:
+                if rank[row] >= max_dets[m]:
                     continue
                 if first[m] < 0:
                     first[m] = p
-                for a in range(n_area):
-                    for t in range(n_thr):
-                        s = state[p, a, t]
-                        if s == 1:
-                            v = n_tp[m, a, t]
-                            if v >= cap:  # more true positives than positives: inconsistent input
-                                overflow[k] = True
-                                continue
-                            tp_fp[m, a, t, v] = n_fp[m, a, t]
-                            tp_pos[m, a, t, v] = p - p0
-                            n_tp[m, a, t] = v + 1
-                        elif s == 0:
-                            n_fp[m, a, t] += 1
+                # branch-free count first (it vectorises); most detections are no true positive anywhere
+                any_tp = False
+                for j in range(n_var):
+                    s = flat[row, j]
+                    n_fp[m, j] += s == 0
+                    any_tp |= s == 1
+                if not any_tp:
+                    continue
+                for j in range(n_var):
+                    if flat[row, j] == 1:
+                        v = n_tp[m, j]
+                        if v >= cap:  # more true positives than positives: inconsistent input
+                            overflow[k] = True
+                            continue
+                        tp_fp[m, j, v] = n_fp[m, j]
+                        tp_pos[m, j, v] = p - p0
+                        n_tp[m, j] = v + 1
         env = np.empty(cap)
         q = np.empty(n_rec)
         which = np.empty(n_rec, np.int64)
@@ -70,17 +79,18 @@ def _accumulate_kernel(state, score, rank, cat_off, npig, max_dets, rec_thrs):  
                 if npos == 0:
                     continue  # stays -1: a category without positives is never penalised
                 for t in range(n_thr):
-                    ntp = n_tp[m, a, t]
+                    j = a * n_thr + t
+                    ntp = n_tp[m, j]
                     recall[t, k, a, m] = ntp / npos if ntp > 0 else 0.0
-                    coco101_from_true_positives(tp_fp[m, a, t], ntp, npos, first[m] >= 0, rec_thrs, env, q, which)
+                    coco101_from_true_positives(tp_fp[m, j], ntp, npos, first[m] >= 0, rec_thrs, env, q, which)
                     for r in range(n_rec):
                         precision[t, r, k, a, m] = q[r]
                         if which[r] == -2:
                             scores[t, r, k, a, m] = 0.0  # recall never reached: 0, as pycocotools
                         elif which[r] == -1:  # recall 0 is reached at the first detection, whatever it is
-                            scores[t, r, k, a, m] = score[first[m]]
+                            scores[t, r, k, a, m] = score[order[first[m]]]
                         else:
-                            scores[t, r, k, a, m] = score[p0 + tp_pos[m, a, t, which[r]]]
+                            scores[t, r, k, a, m] = score[order[p0 + tp_pos[m, j, which[r]]]]
     return precision, recall, scores, overflow
 
 
@@ -113,20 +123,14 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
     return True
 
 
-@njit(cache=True)
-def _rank_within_categories(order, score, cat_off):  # pragma: no cover - numba
-    for k in range(len(cat_off) - 1):
-        sort_by_score_desc(order[cat_off[k] : cat_off[k + 1]], score)
-
-
-def rank_detections(
-    det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, det_score: np.ndarray, n_cat: int
+def group_order(
+    det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, n_cat: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Order of detections by (category, -score, image, rank), and each category's offsets in it.
+    """Rows in (category, image, rank) order, and each category's offsets in it.
 
-    That is each category ranked as pycocotools ranks it: a stable sort of
-    -score over detections concatenated image by image, each image's in rank
-    order. Rows from one ``match`` already come in (category, image, rank)
+    A stable sort of -score over each category's slice then ranks the
+    category as pycocotools does (detections concatenated image by image,
+    each image's in rank order). Rows from one ``match`` already come in this
     order; shards concatenated in any order are put in it by counting sorts.
     """
     category = np.ascontiguousarray(det_category, np.int64)
@@ -138,7 +142,6 @@ def rank_detections(
         order = counting_sort(image, order, int(image.max()) + 1)
         order = counting_sort(category, order, n_cat)
     cat_off = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
-    _rank_within_categories(order, np.ascontiguousarray(det_score, np.float64), cat_off)
     return order, cat_off
 
 
@@ -179,11 +182,12 @@ def accumulate(
     positives, as pycocotools' ``COCOeval.eval``.
     """
     n_cat = npig.shape[0]
-    order, cat_off = rank_detections(det_category, det_image, det_rank, det_score, n_cat)
+    order, cat_off = group_order(det_category, det_image, det_rank, n_cat)
     precision, recall, scores, overflow = _accumulate_kernel(
-        np.ascontiguousarray(state[order]),
-        np.ascontiguousarray(det_score[order], np.float64),
-        np.ascontiguousarray(det_rank[order], np.int64),
+        np.ascontiguousarray(state, np.int8),
+        np.ascontiguousarray(det_score, np.float64),
+        np.ascontiguousarray(det_rank, np.int64),
+        order,
         cat_off,
         np.ascontiguousarray(npig, np.int64),
         np.ascontiguousarray(max_dets, np.int64),

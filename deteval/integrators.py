@@ -43,8 +43,8 @@ or ``np.mean``, so results are bit-identical to them, not merely close.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from deteval.jit import njit
 from deteval.numeric import np_sum
 
 INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")

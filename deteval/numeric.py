@@ -8,7 +8,8 @@ blocks of at most 128 items (``numpy/_core/src/umath/loops_utils.h.src``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from deteval.jit import njit
 
 
 @njit(cache=True)
@@ -78,5 +79,3 @@ def _pairwise(a):  # pragma: no cover - numba
 def np_sum(a):  # pragma: no cover - numba
     """``np.sum`` of a contiguous float64 array, bit for bit (add.reduce from identity 0)."""
     return 0.0 + _pairwise(a)
-
-

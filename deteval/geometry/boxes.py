@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from deteval.jit import njit, prange
 
 
 @njit(cache=True, inline="always")

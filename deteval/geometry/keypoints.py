@@ -13,8 +13,8 @@ pairwise summation order reproduced in numba.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from deteval.jit import njit, prange
 from deteval.numeric import np_sum
 
 EPS = float(np.spacing(1))

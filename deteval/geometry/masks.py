@@ -9,10 +9,10 @@ area; an empty intersection gives 0.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from deteval.geometry.boxes import iou_xywh
 from deteval.io.masks import _U32, rle_extents
+from deteval.jit import njit, prange
 
 
 @njit(cache=True)

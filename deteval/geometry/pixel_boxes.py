@@ -17,7 +17,8 @@ The arithmetic follows the references operation by operation, so IoU values
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from deteval.jit import njit
 
 
 @njit(cache=True, inline="always")

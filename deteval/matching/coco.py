@@ -8,8 +8,8 @@ accumulation needs, and it merges across shards by concatenation.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from deteval.jit import njit, prange
 from deteval.matching.groups import Groups
 
 FP, TP, IGNORED = 0, 1, 2
@@ -17,9 +17,7 @@ FP, TP, IGNORED = 0, 1, 2
 
 @njit(cache=True, parallel=True)
 def _match_kernel(
-    gt_rows,
     gt_off,
-    dt_rows,
     dt_off,
     pair_off,
     ious,
@@ -33,69 +31,88 @@ def _match_kernel(
     area_hi,
 ):  # pragma: no cover - numba
     n_area, n_thr = len(area_lo), len(iou_thrs)
-    out = np.empty((len(dt_rows), n_area, n_thr), np.int8)
-    for grp in prange(len(gt_off) - 1):
-        g0, g1 = gt_off[grp], gt_off[grp + 1]
-        d0, d1 = dt_off[grp], dt_off[grp + 1]
-        ng, nd = g1 - g0, d1 - d0
-        if nd == 0:
-            continue
-        p0 = pair_off[grp]
-        ig = np.empty(ng, np.bool_)
-        order = np.empty(ng, np.int64)
-        taken = np.empty(ng, np.bool_)
-        # a detection overlapping nothing above a threshold matches nothing there: most detections
-        # are such background, and knowing it skips their scans at every (area, threshold)
-        best_iou = np.full(nd, -1.0)
-        for d in range(nd):
-            for g in range(ng):
-                best_iou[d] = max(best_iou[d], ious[p0 + d * ng + g])
-        for a in range(n_area):
-            lo, hi = area_lo[a], area_hi[a]
-            for g in range(ng):
-                r = gt_rows[g0 + g]
-                ig[g] = gt_ignore[r] or gt_area[r] < lo or gt_area[r] > hi
-            # ground truth in stable order, ignored last (pycocotools' argsort of the ignore flags)
-            k = 0
-            for flag in (False, True):
+    out = np.empty((len(dt_area), n_area, n_thr), np.int8)
+    n_grp = len(gt_off) - 1
+    max_ng = max_nd = max_pairs = 0
+    for grp in range(n_grp):
+        max_ng = max(max_ng, gt_off[grp + 1] - gt_off[grp])
+        max_nd = max(max_nd, dt_off[grp + 1] - dt_off[grp])
+        max_pairs = max(max_pairs, pair_off[grp + 1] - pair_off[grp])
+    # no ground truth below the lowest threshold can ever be matched, nor stop a scan early (ignored
+    # ground truth comes last, so a break at one would come at the next ignored candidate too);
+    # each detection's scan is over its candidates only, usually none or one
+    thr_min = 1 - 1e-10
+    for t in range(n_thr):
+        thr_min = min(thr_min, iou_thrs[t])
+    # scratch is allocated per chunk of groups, not per group: allocation inside prange is costly
+    n_chunks = min(n_grp, 1024)
+    for c in prange(n_chunks):
+        ig = np.empty(max_ng, np.bool_)
+        order = np.empty(max_ng, np.int64)
+        taken = np.empty(max_ng, np.bool_)
+        cand = np.empty(max_pairs, np.int64)
+        n_cand = np.empty(max_nd, np.int64)
+        for grp in range(c * n_grp // n_chunks, (c + 1) * n_grp // n_chunks):
+            g0, g1 = gt_off[grp], gt_off[grp + 1]
+            d0, d1 = dt_off[grp], dt_off[grp + 1]
+            ng, nd = g1 - g0, d1 - d0
+            if nd == 0:
+                continue
+            p0 = pair_off[grp]
+            for a in range(n_area):
+                lo, hi = area_lo[a], area_hi[a]
                 for g in range(ng):
-                    if ig[g] == flag:
-                        order[k] = g
-                        k += 1
-            for t in range(n_thr):
-                taken[:] = False
-                thr = min(iou_thrs[t], 1 - 1e-10)
+                    r = g0 + g
+                    ig[g] = gt_ignore[r] or gt_area[r] < lo or gt_area[r] > hi
+                # ground truth in stable order, ignored last (pycocotools' argsort of the ignore flags)
+                k = 0
+                for flag in (False, True):
+                    for g in range(ng):
+                        if ig[g] == flag:
+                            order[k] = g
+                            k += 1
                 for d in range(nd):
-                    best = thr
-                    m = -1
-                    for k in range(ng if best_iou[d] >= thr else 0):
+                    n = 0
+                    for k in range(ng):
                         g = order[k]
-                        if taken[g] and not gt_crowd[gt_rows[g0 + g]]:
-                            continue
-                        # once a regular ground truth is matched, ignored ones cannot take over
-                        if m > -1 and not ig[m] and ig[g]:
-                            break
-                        iou = ious[p0 + d * ng + g]
-                        if iou < best:
-                            continue
-                        best = iou
-                        m = g
-                    counts = False
-                    ignored = False
-                    if m > -1:
-                        ignored = ig[m]
-                        counts = gt_counts[gt_rows[g0 + m]]
-                        taken[m] = True
-                    if not counts:
-                        da = dt_area[dt_rows[d0 + d]]
-                        if da < lo or da > hi:
-                            ignored = True
-                    if ignored:
-                        out[d0 + d, a, t] = IGNORED
-                    elif counts:
-                        out[d0 + d, a, t] = TP
-                    else:
-                        out[d0 + d, a, t] = FP
+                        if not ious[p0 + d * ng + g] < thr_min:
+                            cand[d * ng + n] = g
+                            n += 1
+                    n_cand[d] = n
+                for t in range(n_thr):
+                    taken[:ng] = False
+                    thr = min(iou_thrs[t], 1 - 1e-10)
+                    for d in range(nd):
+                        best = thr
+                        m = -1
+                        for k in range(n_cand[d]):
+                            g = cand[d * ng + k]
+                            if taken[g] and not gt_crowd[g0 + g]:
+                                continue
+                            # once a regular ground truth is matched, ignored ones cannot take over
+                            if m > -1 and not ig[m] and ig[g]:
+                                break
+                            iou = ious[p0 + d * ng + g]
+                            if iou < best:
+                                continue
+                            best = iou
+                            m = g
+                        counts = False
+                        ignored = False
+                        if m > -1:
+                            ignored = ig[m]
+                            counts = gt_counts[g0 + m]
+                            taken[m] = True
+                        if not counts:
+                            da = dt_area[d0 + d]
+                            if da < lo or da > hi:
+                                ignored = True
+                        if ignored:
+                            out[d0 + d, a, t] = IGNORED
+                        elif counts:
+                            out[d0 + d, a, t] = TP
+                        else:
+                            out[d0 + d, a, t] = FP
     return out
 
 
@@ -138,12 +155,14 @@ def match_groups(
     row ``i`` for detection ``groups.dt_rows[i]``.
     """
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
+    # per-row attributes gathered into group order once: the kernel then reads them sequentially
+    gt, dt = groups.gt_rows, groups.dt_rows
     return _match_kernel(
-        groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets(),
+        groups.gt_offsets, groups.dt_offsets, groups.pair_offsets(),
         np.ascontiguousarray(ious, np.float64),
-        np.ascontiguousarray(gt_area, np.float64), np.ascontiguousarray(gt_crowd, np.bool_),
-        np.ascontiguousarray(gt_ignore, np.bool_), np.ascontiguousarray(gt_counts, np.bool_),
-        np.ascontiguousarray(dt_area, np.float64),
+        np.asarray(gt_area, np.float64)[gt], np.asarray(gt_crowd, np.bool_)[gt],
+        np.asarray(gt_ignore, np.bool_)[gt], np.asarray(gt_counts, np.bool_)[gt],
+        np.asarray(dt_area, np.float64)[dt],
         np.ascontiguousarray(iou_thrs, np.float64),
         np.ascontiguousarray(area_ranges[:, 0]), np.ascontiguousarray(area_ranges[:, 1]),
     )  # fmt: skip

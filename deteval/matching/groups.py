@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from deteval.jit import njit
 from deteval.types import Detections, GroundTruth
 
 

@@ -22,9 +22,9 @@ One pass computes the IoUs once and decides every threshold.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from deteval.geometry.pixel_boxes import pixel_iou
+from deteval.jit import njit, prange
 from deteval.matching.groups import Groups
 
 # outcome codes, shared with the integrators' tp/fp flags
