@@ -1,5 +1,11 @@
 """``deteval`` command line: evaluate a results file against ground truth and print the summary.
 
+Beyond the summary: per-class tables and exports (``--per-class``, ``--csv``,
+``--markdown``, ``--json``; with the best-F1 operating point per class when the
+protocol records per-detection outcomes), curves (``--curves``), plots
+(``--plot``), P/R/F at a score threshold (``--score-thr``) and a confusion
+matrix (``--confusion``).
+
 Protocols may add their own flags: a protocol module that defines
 ``add_cli_arguments(parser)`` and ``options_from_args(args) -> dict`` gets
 them called, and the options go to its ``evaluate``.
@@ -8,6 +14,8 @@ them called, and the options go to its ``evaluate``.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -24,6 +32,26 @@ def _sample_pair() -> tuple[str, str]:
         str(root / "instances_val2014_fakebbox100_results.json"),
         str(root / "instances_val2014_100.json"),
     )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
+
+def _finite_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return v
 
 
 def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
@@ -51,8 +79,36 @@ def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
     )
     p.add_argument("--csv", metavar="PATH", help="write the per-class results as CSV")
     p.add_argument("--markdown", metavar="PATH", help="write the per-class results as a Markdown table")
-    p.add_argument("--curves", metavar="PATH.json", help="write per-class and mean PR curves at IoU .50 as JSON")
-    p.add_argument("--plot", metavar="DIR", help="write pr_curves.png and per_class_ap.png (needs matplotlib)")
+    p.add_argument(
+        "--curves",
+        metavar="PATH.json",
+        help="write PR curves at IoU .50 as JSON: COCO's 101-point curves, the raw step curves, "
+        "P/R/F-beta vs score and the operating points",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="write plots (needs matplotlib): pr_curves.png, per_class_ap.png (COCO), pr_per_class.png, "
+        "f1_confidence.png, confusion_matrix.png (with --confusion)",
+    )
+    p.add_argument(
+        "--beta", type=_positive_float, default=1.0, metavar="B", help="F-beta weight of recall (default: 1, F1)"
+    )
+    p.add_argument(
+        "--score-thr",
+        type=_finite_float,
+        metavar="S",
+        help="print precision, recall and F-beta per class, micro and macro, keeping detections with score >= S",
+    )
+    p.add_argument(
+        "--confusion",
+        nargs="?",
+        const="0.5:0.25",
+        metavar="IOU:SCORE",
+        help="print a class-agnostic confusion matrix (boxes; default 0.5:0.25: IoU >= 0.5, score >= 0.25; "
+        "over 20 classes present: a per-class summary and the top confusions); "
+        "put it after PREDS GT or write --confusion=IOU:SCORE",
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(
         "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (ignores PREDS GT)"
@@ -76,6 +132,19 @@ def main(argv: list[str] | None = None) -> int:
     known, _ = _base_parser(add_help=False).parse_known_args(argv)
     parser = build_parser(known.protocol)
     args = parser.parse_args(argv)
+    args.confusion_thrs = None
+    if args.confusion is not None:
+        from deteval.confusion import parse_confusion_spec
+
+        try:
+            args.confusion_thrs = parse_confusion_spec(args.confusion)
+        except ValueError as exc:
+            if args.preds is not None and args.gt is None and not re.fullmatch(r"[-+0-9.eE:]*", args.confusion):
+                # `--confusion PREDS GT`: the flag's optional value took PREDS
+                args.preds, args.gt = args.confusion, args.preds
+                args.confusion_thrs = (0.5, 0.25)
+            else:
+                parser.error(f"--confusion: {exc}")
     if args.sample:
         args.preds, args.gt = _sample_pair()
     if args.preds is None or args.gt is None:
@@ -94,12 +163,36 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as exc:
             print(f"deteval: error: {exc}", file=sys.stderr)
             return 2
+    if (
+        result.outcomes is not None
+        and result.per_class
+        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
+    ):
+        from deteval.report import with_operating_points
+
+        result = with_operating_points(result, beta=args.beta)
+    confusion = None
+    if args.confusion_thrs is not None:
+        try:
+            confusion = _confusion(args, module)
+        except (InputError, ValueError, TypeError) as exc:
+            print(f"deteval: error: --confusion: {exc}", file=sys.stderr)
+            return 2
     # files first: a closed pipe on stdout (| head) must not lose them
-    if args.json:
-        result.to_json(Path(args.json))
-    if args.arrays:
-        result.save_arrays(Path(args.arrays))
-    status = _write_exports(args, result)
+    try:
+        for path in (args.json, args.arrays, args.csv, args.markdown, args.curves):
+            if path:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if args.plot:
+            Path(args.plot).mkdir(parents=True, exist_ok=True)
+        if args.json:
+            result.to_json(Path(args.json))
+        if args.arrays:
+            result.save_arrays(Path(args.arrays))
+        status = _write_exports(args, result, confusion)
+    except OSError as exc:
+        print(f"deteval: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     if status:
         return status
     if not args.quiet:
@@ -111,10 +204,47 @@ def main(argv: list[str] | None = None) -> int:
 
             print()
             print(per_class_table(result, sort_by=args.sort_by))
+        if args.score_thr is not None:
+            print()
+            print(_score_thr_text(result, args))
+        if confusion is not None:
+            print()
+            shown = len(confusion.present())
+            print(confusion.format_table() if shown <= 20 else confusion.format_summary())
     return 0
 
 
-def _write_exports(args: argparse.Namespace, result) -> int:
+def _score_thr_text(result, args: argparse.Namespace) -> str:
+    if result.outcomes is None:
+        return f"--score-thr: the {result.protocol!r} result holds no per-detection outcomes"
+    from deteval.operating_points import operating_points_at
+
+    pts = operating_points_at(result, args.score_thr, area=None, beta=args.beta)
+    head = (
+        f"At score >= {args.score_thr:g} (IoU={pts.iou:.2f}, area={pts.area}); "
+        f"micro: counts pooled over classes; macro: mean over classes with ground truth"
+    )
+    return head + "\n" + pts.format_table(only_with_gt=True)
+
+
+def _confusion(args: argparse.Namespace, module):
+    """The confusion matrix of the CLI's inputs (loaded again: evaluate() does not hand its containers back)."""
+    from deteval.confusion import confusion_matrix
+
+    if args.iou_type != "bbox":
+        raise ValueError(f"the confusion matrix compares boxes only, not --iou-type {args.iou_type}")
+    if hasattr(module, "PROTOCOLS"):  # VOC: its own loaders, options from its flags
+        opts = module.options_from_args(args)
+        dets, gt = module._load(args.preds, args.gt, opts["names"], opts["image_set"], opts["box_format"])
+    else:
+        from deteval.api import load_coco_pair
+
+        dets, gt = load_coco_pair(args.preds, args.gt, iou_type="bbox")
+    iou, score = args.confusion_thrs
+    return confusion_matrix(dets, gt, iou_thr=iou, score_thr=score)
+
+
+def _write_exports(args: argparse.Namespace, result, confusion=None) -> int:
     """Write the --csv, --markdown, --curves and --plot files; 2 (with a message) when one cannot be made."""
     try:
         if args.sort_by is not None and result.per_class and args.sort_by not in result.per_class[0]:
@@ -129,16 +259,30 @@ def _write_exports(args: argparse.Namespace, result) -> int:
         if args.curves:
             from deteval.curves import write_pr_curves
 
-            write_pr_curves(result, Path(args.curves))
+            write_pr_curves(result, Path(args.curves), beta=args.beta, score_thr=args.score_thr)
         if args.plot:
-            from deteval.curves import default_iou
-            from deteval.plots import plot_pr_curves
-
-            plot_pr_curves(result, Path(args.plot), iou=default_iou(result))
+            _write_plots(args, result, confusion)
     except (ValueError, ImportError) as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _write_plots(args: argparse.Namespace, result, confusion) -> None:
+    from deteval import plots
+    from deteval.curves import default_iou, has_coco_arrays
+
+    out = Path(args.plot)
+    iou = default_iou(result)
+    if has_coco_arrays(result):
+        plots.plot_pr_curves(result, out, iou=iou)
+    elif result.outcomes is None:
+        raise ValueError(f"--plot: the {result.protocol!r} result has neither COCO arrays nor per-detection outcomes")
+    if result.outcomes is not None:
+        plots.plot_pr_per_class(result, out / "pr_per_class.png", iou=iou)
+        plots.plot_f_vs_confidence(result, out / f"f{args.beta:g}_confidence.png", iou=iou, beta=args.beta)
+    if confusion is not None:
+        plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
 
 
 if __name__ == "__main__":  # pragma: no cover

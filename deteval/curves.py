@@ -13,9 +13,31 @@ Both are -1 for a category with no ground truth in the area range.
 :func:`pr_curves` slices those arrays for one ``(t, a, m)``; values are the
 stored floats, unchanged.
 
-Not available here: the raw (non-interpolated) step curve and F-beta against
-the score threshold. Both need the per-detection matches (score, TP/FP), which
-an :class:`~deteval.result.EvalResult` does not hold.
+The raw (non-interpolated) step curve and precision / recall / F-beta against
+the score threshold come from the result's per-detection outcomes
+(:attr:`EvalResult.outcomes <deteval.result.EvalResult.outcomes>`), through
+:mod:`deteval.operating_points`; :func:`write_pr_curves` writes both kinds.
+
+JSON written by :func:`write_pr_curves` (``deteval --curves PATH.json``):
+
+* COCO results: the keys of :func:`pr_curves` (``iou``, ``area``,
+  ``max_dets``, ``indices``, ``recall``, ``classes``, ``mean``), unchanged;
+* every result with outcomes (COCO, VOC): ``protocol``, ``beta``,
+  ``score_curves`` (:meth:`ScoreCurves.to_dict
+  <deteval.operating_points.ScoreCurves.to_dict>`: per class and ``micro``,
+  ``vs_score`` -- ``threshold``, ``tp``, ``fp``, ``precision``, ``recall``,
+  ``fbeta`` at each distinct score, descending -- and ``raw`` -- ``score``,
+  ``precision``, ``recall``, ``envelope`` per ranked detection) and
+  ``operating_points`` (``best``: each class's best-F-beta point with micro
+  and macro; ``at_threshold``: the same at a given score threshold, when one is
+  given);
+* VOC results have no 101-point arrays: only ``iou``, ``area`` and the
+  score-based keys are written.
+
+NaN (recall and F-beta of a class without ground truth, precision where
+nothing is kept) is written as ``null``. For COCO the score curves use the
+detections within the largest max-dets cut, whatever ``max_dets`` selects for
+the 101-point arrays.
 """
 
 from __future__ import annotations
@@ -41,7 +63,12 @@ def _axes(result: EvalResult) -> dict[str, np.ndarray]:
 
 def default_iou(result: EvalResult) -> float:
     """0.5 when it is one of the result's IoU thresholds, else the first threshold."""
-    thrs = np.asarray(_axes(result)["iou_thrs"], dtype=np.float64)
+    if "iou_thrs" in result.arrays:
+        thrs = np.asarray(result.arrays["iou_thrs"], dtype=np.float64)
+    elif result.outcomes is not None:
+        thrs = np.asarray(result.outcomes.iou_thrs, dtype=np.float64)
+    else:
+        thrs = np.asarray(_axes(result)["iou_thrs"], dtype=np.float64)
     hit = np.flatnonzero(np.isclose(thrs, 0.5, rtol=0.0, atol=1e-9))
     return float(thrs[hit[0]] if hit.size else thrs[0])
 
@@ -128,13 +155,62 @@ def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets:
     }
 
 
-def write_pr_curves(
-    result: EvalResult, path: str | Path, iou: float | None = None, area: str = "all", max_dets: int | None = None
-) -> dict[str, Any]:
-    """Write :func:`pr_curves` as JSON (floats at ``repr`` precision, so exact); returns the curves.
+def has_coco_arrays(result: EvalResult) -> bool:
+    """Whether ``result`` carries COCO's accumulated arrays (what :func:`pr_curves` reads)."""
+    return all(k in result.arrays for k in ("precision", "scores", "rec_thrs", "cat_ids", "max_dets"))
 
-    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated).
+
+def all_curves(
+    result: EvalResult,
+    iou: float | None = None,
+    area: str = "all",
+    max_dets: int | None = None,
+    beta: float = 1.0,
+    score_thr: float | None = None,
+    raw: bool = True,
+) -> dict[str, Any]:
+    """Everything :func:`write_pr_curves` writes, as a dict of numpy arrays and numbers (see the module doc).
+
+    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated). ``raw=False``
+    leaves out the per-detection ``raw`` curves (the bulk of the file on a large
+    dataset). Raises ``ValueError`` for a result with neither COCO arrays nor
+    outcomes, or an IoU / area / cap that was not evaluated.
     """
-    curves = pr_curves(result, default_iou(result) if iou is None else iou, area, max_dets)
+    from deteval.operating_points import score_curves
+
+    iou = default_iou(result) if iou is None else iou
+    out: dict[str, Any] = {}
+    if has_coco_arrays(result):
+        out.update(pr_curves(result, iou, area, max_dets))
+    elif result.outcomes is None:
+        _axes(result)  # raises, naming what is missing
+    if result.outcomes is not None:
+        sc = score_curves(result, iou=iou, area=area, beta=beta)
+        out.setdefault("iou", sc.iou)
+        out.setdefault("area", sc.area)
+        ops: dict[str, Any] = {"best": sc.best_points().to_dict()}
+        if score_thr is not None:
+            ops["at_threshold"] = sc.points_at(score_thr).to_dict()
+        out.update(protocol=result.protocol, beta=sc.beta, score_curves=sc.to_dict(raw=raw), operating_points=ops)
+    return out
+
+
+def write_pr_curves(
+    result: EvalResult,
+    path: str | Path,
+    iou: float | None = None,
+    area: str = "all",
+    max_dets: int | None = None,
+    beta: float = 1.0,
+    score_thr: float | None = None,
+    raw: bool = True,
+) -> dict[str, Any]:
+    """Write :func:`all_curves` as JSON (floats at ``repr`` precision, so exact; NaN as null); returns it.
+
+    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated). Works for COCO
+    results (101-point arrays and score curves) and for any result with
+    outcomes, e.g. VOC (score curves only).
+    """
+    curves = all_curves(result, iou, area, max_dets, beta=beta, score_thr=score_thr, raw=raw)
     Path(path).write_text(json.dumps(_jsonable(curves), indent=1) + "\n")
     return curves

@@ -1,4 +1,9 @@
-"""Plots of an evaluation: PR curves and per-class AP (optional extra ``plot``: matplotlib).
+"""Plots of an evaluation (optional extra ``plot``: matplotlib).
+
+PR curves and per-class AP from COCO's arrays (:func:`plot_pr_curves`); the raw and
+interpolated PR curve per class (:func:`plot_pr_per_class`) and F-beta against the
+score threshold (:func:`plot_f_vs_confidence`) from the per-detection outcomes, for
+every protocol that records them; the confusion matrix (:func:`plot_confusion_matrix`).
 
 matplotlib is imported only when a plot is drawn, and only through its
 object-oriented API with the Agg canvas: no ``pyplot``, no change to the
@@ -134,3 +139,171 @@ def plot_pr_curves(
     ap_path = out / "per_class_ap.png"
     _save(fig, Canvas, ap_path)
     return [pr_path, ap_path]
+
+
+# --------------------------------------------------------------------------------------
+# score-threshold curves (deteval.operating_points) and the confusion matrix (deteval.confusion)
+
+
+def _class_aps(result: EvalResult, iou: float) -> dict[Any, float]:
+    """The protocol's own AP per category id at ``iou``: COCO's 101-point AP, VOC's headline integrator."""
+    if "precision" in result.arrays and "rec_thrs" in result.arrays:
+        curves = pr_curves(result, iou=iou)
+        return {c["category_id"]: c["AP"] for c in curves["classes"] if c["has_gt"]}
+    if "ap" in result.arrays and "iou_thrs" in result.arrays and result.outcomes is not None:
+        thrs = np.asarray(result.arrays["iou_thrs"], dtype=np.float64)
+        t = int(np.flatnonzero(np.isclose(thrs, iou, rtol=0.0, atol=1e-9))[0])
+        ap = np.asarray(result.arrays["ap"])[t, :, 0]
+        npos = np.asarray(result.outcomes.npos)[:, 0]
+        ids = [v.item() if hasattr(v, "item") else v for v in result.outcomes.category_ids]
+        return {cid: float(ap[k]) for k, cid in enumerate(ids) if npos[k] > 0}
+    return {}
+
+
+def plot_pr_per_class(
+    result: EvalResult,
+    path: str | Path,
+    iou: float | None = None,
+    area: str = "all",
+    max_classes: int = 16,
+) -> Path:
+    """One small PR panel per class: the raw step curve and its interpolated envelope, AP in the legend.
+
+    The raw curve joins the (recall, precision) points of the ranked detections
+    (the sawtooth: false positives drop precision at constant recall); the
+    envelope is the best precision at any recall at least as high (what COCO
+    and VOC all-point AP integrate), drawn as a staircase. The legend gives the
+    protocol's AP at ``iou`` (COCO: 101-point AP; VOC: its headline integrator).
+    Panels: the ``max_classes`` classes with the most ground truth. Read from
+    the result's outcomes (:mod:`deteval.operating_points`); raises
+    ``ValueError`` without them, ``ImportError`` without matplotlib.
+    """
+    from deteval.operating_points import score_curves
+
+    Figure, Canvas = _matplotlib()
+    sc = score_curves(result, iou=iou, area=area)
+    aps = _class_aps(result, sc.iou)
+    chosen = sorted((c for c in sc.classes if c.npos > 0), key=lambda c: -c.npos)[:max_classes]
+    n = max(len(chosen), 1)
+    cols = min(4, n)
+    rows = -(-n // cols)
+    fig = Figure(figsize=(3.3 * cols, 2.9 * rows + 0.6))
+    for i, c in enumerate(chosen):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        if len(c.raw_recall):
+            ax.plot(c.raw_recall, c.raw_precision, color="#9ecae1", linewidth=1.0, label="raw")
+            ax.plot(
+                np.r_[0.0, c.raw_recall], np.r_[c.envelope[0], c.envelope], color="#08519c",
+                linewidth=1.6, drawstyle="steps-pre", label="interpolated",
+            )  # fmt: skip
+        ap = aps.get(c.category_id)
+        ax.plot([], [], " ", label=f"AP={ap:.3f}" if ap is not None else "AP n/a")
+        ax.set_xlim(0, 1.0)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{c.name} ({c.npos} gt, {len(c.raw_score)} det)", fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize=7, frameon=False)
+        if i % cols == 0:
+            ax.set_ylabel("precision", fontsize=8)
+        if i >= (rows - 1) * cols:
+            ax.set_xlabel("recall", fontsize=8)
+    fig.suptitle(
+        f"Per-class precision-recall: raw and interpolated (IoU={sc.iou:.2f}, area={sc.area}; "
+        f"{len(chosen)} classes with most ground truth)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out
+
+
+def plot_f_vs_confidence(
+    result: EvalResult, path: str | Path, iou: float | None = None, area: str = "all", beta: float = 1.0
+) -> Path:
+    """F-beta against the score threshold: a thin line per class with ground truth, all classes pooled in bold.
+
+    The pooled (micro) curve's best point is marked and labelled with its
+    threshold, F, P and R. Raises ``ValueError`` without outcomes,
+    ``ImportError`` without matplotlib.
+    """
+    from deteval.operating_points import score_curves
+
+    Figure, Canvas = _matplotlib()
+    sc = score_curves(result, iou=iou, area=area, beta=beta)
+    fname = f"F{sc.beta:g}"
+    fig = Figure(figsize=(9, 6))
+    ax = fig.add_subplot()
+    with_gt = [c for c in sc.classes if c.npos > 0 and len(c.thresholds)]
+    for c in with_gt:
+        ax.plot(c.thresholds, c.fbeta, color="0.55", alpha=0.35, linewidth=0.7)
+    if with_gt:
+        ax.plot([], [], color="0.55", alpha=0.6, linewidth=0.7, label=f"each class ({len(with_gt)})")
+    m = sc.micro
+    if len(m.thresholds):
+        ax.plot(m.thresholds, m.fbeta, color="black", linewidth=2.6, label=f"all classes (micro {fname})")
+        best = m.best()
+        ax.plot([best.threshold], [best.fbeta], "o", color="#d62728", markersize=9, zorder=5)
+        ax.annotate(
+            f"best {fname}={best.fbeta:.3f} at score {best.threshold:.3f}\nP={best.precision:.3f}  R={best.recall:.3f}",
+            (best.threshold, best.fbeta), xytext=(12, 12), textcoords="offset points", fontsize=9, color="#d62728",
+        )  # fmt: skip
+        lo, hi = float(min(m.thresholds.min(), 0.0)), float(max(m.thresholds.max(), 1.0))
+        pad = 0.015 * (hi - lo)  # room for the marker at either end
+        ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("score threshold (detections with score >= threshold kept)")
+    ax.set_ylabel(fname)
+    ax.set_title(f"{fname} vs confidence (IoU={sc.iou:.2f}, area={sc.area})")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right", fontsize=9)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out
+
+
+def plot_confusion_matrix(cm: Any, path: str | Path, normalize: str | None = "row", hide_empty: bool = True) -> Path:
+    """A heatmap of a :class:`~deteval.confusion.ConfusionMatrix`, category names on both axes.
+
+    Rows are ground-truth classes (last: background = unmatched detections),
+    columns predicted classes (last: background = missed ground truth).
+    ``normalize``: ``"row"`` (default: fractions of each row), ``"col"`` or None
+    (counts); counts are written in the cells when there are at most 30
+    classes. ``hide_empty`` leaves out classes with neither ground truth nor
+    detections.
+    """
+    Figure, Canvas = _matplotlib()
+    k = len(cm.labels) - 1
+    keep = [*(cm.present() if hide_empty else range(k)), k]
+    counts = cm.matrix[np.ix_(keep, keep)]
+    values = counts if normalize is None else cm.normalized(normalize)[np.ix_(keep, keep)]
+    names = [cm.labels[i] for i in keep]
+    n = len(keep)
+    size = min(max(6.0, 0.22 * n + 3.0), 24.0)
+    fig = Figure(figsize=(size + 1.5, size))
+    ax = fig.add_subplot()
+    im = ax.imshow(values, cmap="Blues", vmin=0, vmax=1 if normalize else max(int(values.max()), 1))
+    fs = 8 if n <= 30 else 7 if n <= 50 else 6
+    ax.set_xticks(np.arange(n), names, rotation=90, fontsize=fs)
+    ax.set_yticks(np.arange(n), names, fontsize=fs)
+    ax.set_xlabel("predicted class (last: background = missed ground truth)")
+    ax.set_ylabel("ground-truth class (last: background = unmatched detections)")
+    if n <= 30:
+        top = values.max() if values.size else 1
+        for i in range(n):
+            for j in range(n):
+                if counts[i, j]:
+                    colour = "white" if values[i, j] > 0.6 * top else "black"
+                    ax.text(j, i, str(counts[i, j]), ha="center", va="center", fontsize=7, color=colour)
+    norm = {"row": ", normalised by row", "col": ", normalised by column"}.get(normalize or "", "")
+    ax.set_title(f"Confusion matrix (IoU >= {cm.iou_thr:g}, score >= {cm.score_thr:g}{norm})", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out

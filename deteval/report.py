@@ -12,12 +12,17 @@ order (those of the protocol's per-class rows):
   "no value" as ``–`` (en dash).
 
 "No value" is ``-1`` (pycocotools' marker for a category without ground truth
-in the selected area range) or ``None``.
+in the selected area range), ``None`` or NaN.
+
+:func:`with_operating_points` adds each class's best-F1 operating point (read
+from the result's per-detection outcomes) as extra columns; the CLI applies it
+before every per-class output.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from typing import Any
@@ -71,13 +76,13 @@ def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
     columns, rows = _rows(result, sort_by)
 
     def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return "-" if v == -1 else f"{v:.3f}"
-        return "-" if v is None else str(v)
+        if _is_missing(v):
+            return "-"
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
 
     cells = [[cell(r[c]) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    numeric = [all(isinstance(r[c], (int, float)) for r in rows) for c in columns]
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
 
     def fmt(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
@@ -128,3 +133,52 @@ def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
     lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def operating_point_columns(beta: float = 1.0) -> list[str]:
+    """The column names :func:`with_operating_points` adds (``F1``, ``F1_P`` ... for ``beta=1``)."""
+    f = f"F{float(beta):g}"
+    return [f, f"{f}_P", f"{f}_R", f"{f}_TP", f"{f}_FP", f"{f}_thr"]
+
+
+def with_operating_points(
+    result: EvalResult, beta: float = 1.0, iou: float | None = None, area: str | None = None
+) -> EvalResult:
+    """A copy of ``result`` whose per-class rows carry their best-F-beta operating point.
+
+    Six columns are appended to every row (names for ``beta=1``; ``F2`` ... for
+    other betas, see :func:`operating_point_columns`): ``F1`` (the best F1 over
+    score thresholds), ``F1_P`` and ``F1_R`` (precision and recall there),
+    ``F1_TP`` and ``F1_FP`` (detections kept there), ``F1_thr`` (the score
+    threshold: keep ``score >= F1_thr``). Read at IoU ``iou`` (default 0.5 when
+    evaluated, else the first threshold) and area range ``area`` (default
+    ``"all"`` when evaluated, else the first range); see
+    :mod:`deteval.operating_points` for the conventions. Undefined values (a
+    class without ground truth: F and R; without detections: P and the
+    threshold) are ``None``. Existing columns and values are unchanged;
+    ``result`` itself is not modified.
+
+    A result without outcomes, or without per-class rows, is returned as is.
+    """
+    if result.outcomes is None or not result.per_class:
+        return result
+    from deteval.operating_points import best_operating_points
+
+    points = best_operating_points(result, iou=iou, area=area, beta=beta)
+    by_id = {p.category_id: p for p in points.classes}
+    names = operating_point_columns(points.beta)
+
+    def value(v: float) -> float | None:
+        return None if math.isnan(v) else float(v)
+
+    rows = []
+    for row in result.per_class:
+        p = by_id.get(row["category_id"])
+        extra = (
+            dict.fromkeys(names)
+            if p is None
+            else dict(zip(names, (value(p.fbeta), value(p.precision), value(p.recall), p.tp, p.fp,
+                                  value(p.threshold))))
+        )  # fmt: skip
+        rows.append({**row, **extra})
+    return dataclasses.replace(result, per_class=rows)

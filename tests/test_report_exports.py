@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
 import sys
 
 import numpy as np
@@ -13,7 +15,14 @@ import pytest
 import deteval
 from deteval.cli import _sample_pair, main
 from deteval.curves import curve_indices, pr_curves
-from deteval.report import per_class_csv, per_class_markdown, per_class_table
+from deteval.operating_points import best_operating_points, operating_points_at
+from deteval.report import (
+    operating_point_columns,
+    per_class_csv,
+    per_class_markdown,
+    per_class_table,
+    with_operating_points,
+)
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +164,10 @@ def test_cli_writes_exports(tmp_path, sample, capsys):
     paths = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "json")}
     argv = ["--sample", "--csv", str(paths["csv"]), "--markdown", str(paths["md"]), "--curves", str(paths["json"])]
     assert main([*argv, "--per-class", "--sort-by", "AP"]) == 0
-    assert paths["csv"].read_bytes().decode() == per_class_csv(sample, sort_by="AP")  # CRLF kept, as csv writes
-    assert paths["md"].read_text() == per_class_markdown(sample, sort_by="AP")
+    # the CLI's per-class outputs carry the best-F1 columns
+    full = with_operating_points(sample)
+    assert paths["csv"].read_bytes().decode() == per_class_csv(full, sort_by="AP")  # CRLF kept, as csv writes
+    assert paths["md"].read_text() == per_class_markdown(full, sort_by="AP")
     data = json.loads(paths["json"].read_text())
     curves = pr_curves(sample, iou=0.5)
     assert data["iou"] == 0.5 and data["area"] == "all" and data["max_dets"] == 100
@@ -209,3 +220,154 @@ def test_plots_without_matplotlib_say_so(tmp_path, sample, monkeypatch, capsys):
         plot_pr_curves(sample, tmp_path)
     assert main(["--sample", "--quiet", "--plot", str(tmp_path)]) == 2
     assert "matplotlib" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- operating points in the per-class outputs
+
+
+def test_with_operating_points_adds_columns_and_keeps_the_rest(sample):
+    full = with_operating_points(sample)
+    names = operating_point_columns(1.0)
+    assert names == ["F1", "F1_P", "F1_R", "F1_TP", "F1_FP", "F1_thr"]
+    assert "F1" not in sample.per_class[0]  # the original is untouched
+    pts = best_operating_points(sample)
+    assert len(full.per_class) == len(sample.per_class) == len(pts.classes)
+    for row, old, p in zip(full.per_class, sample.per_class, pts.classes):
+        assert list(row)[: len(old)] == list(old) and list(row)[len(old) :] == names
+        assert all(row[k] == v for k, v in old.items())  # existing values unchanged
+        assert row["F1_TP"] == p.tp and row["F1_FP"] == p.fp
+        if p.npos == 0:
+            assert row["F1"] is None and row["F1_R"] is None and row["F1_thr"] is None
+        else:
+            assert row["F1"] == p.fbeta and row["F1_R"] == p.recall
+            assert row["F1_thr"] == (None if math.isnan(p.threshold) else p.threshold)
+    assert full.stats == sample.stats
+    # JSON (NaN-free: undefined values are null), CSV (empty cells) and the text table render them
+    data = json.loads(full.to_json())
+    assert data["per_class"][0]["F1_TP"] == pts.classes[0].tp
+    header = next(csv.reader(io.StringIO(per_class_csv(full))))
+    assert header[-6:] == names
+    assert "F1_thr" in per_class_table(full).splitlines()[0]
+    assert not re.search(r"\bnan\b", per_class_table(full))
+    f2 = with_operating_points(sample, beta=2.0)
+    assert (
+        list(f2.per_class[0])[-6:] == operating_point_columns(2.0) == ["F2", "F2_P", "F2_R", "F2_TP", "F2_FP", "F2_thr"]
+    )
+
+
+def test_with_operating_points_voc():
+    from conftest import COCO_PAIRS
+
+    pair = COCO_PAIRS["voc100"]
+    res = deteval.evaluate(pair.load_preds(), pair.load_gt(), protocol="voc07")
+    full = with_operating_points(res)
+    pts = best_operating_points(res)
+    assert [r["F1_TP"] for r in full.per_class] == [p.tp for p in pts.classes]
+    assert all(r["F1"] is not None for r in full.per_class if not r["no_positives"])
+
+
+# ---------------------------------------------------------------- CLI: curves, plots, confusion, score threshold
+
+
+def test_cli_curves_plots_confusion(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
+    preds, gt = _sample_pair()
+    curves_path = tmp_path / "curves.json"
+    argv = [
+        "--protocol", "coco", preds, gt, "--per-class", "--plot", str(tmp_path), "--curves", str(curves_path),
+        "--confusion",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "F1_thr" in out  # per-class table with the operating point
+    assert "Confusion" in out
+    for name in ("pr_curves.png", "per_class_ap.png", "pr_per_class.png", "f1_confidence.png", "confusion_matrix.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
+    data = json.loads(curves_path.read_text())
+    for key in ("iou", "area", "max_dets", "indices", "recall", "classes", "mean"):  # the 101-point keys stay
+        assert key in data
+    assert data["protocol"] == "coco" and data["beta"] == 1.0
+    sc = data["score_curves"]
+    assert set(sc) >= {"iou", "area", "beta", "classes", "micro"}
+    first = sc["classes"][0]
+    assert set(first["vs_score"]) == {"threshold", "tp", "fp", "precision", "recall", "fbeta"}
+    assert set(first["raw"]) == {"score", "precision", "recall", "envelope"}
+    assert len(sc["classes"]) == len(data["classes"])
+    best = data["operating_points"]["best"]
+    assert set(best) >= {"classes", "micro", "macro"}
+    want = best_operating_points(deteval.evaluate(preds, gt))
+    assert best["micro"]["tp"] == want.micro.tp and best["micro"]["fbeta"] == want.micro.fbeta
+    assert "at_threshold" not in data["operating_points"]
+
+
+def test_cli_score_thr_and_beta(tmp_path, capsys):
+    curves_path = tmp_path / "c.json"
+    assert main(["--sample", "--score-thr", "0.5", "--beta", "2", "--curves", str(curves_path)]) == 0
+    out = capsys.readouterr().out
+    block = out.split("At score >= 0.5", 1)[1]
+    lines = block.splitlines()
+    assert lines[1].split()[-1] == "F2"
+    pts = operating_points_at(deteval.evaluate(*_sample_pair()), 0.5, beta=2.0)
+    micro = next(line for line in lines if line.split()[:1] == ["micro"]).split()
+    assert micro[3:5] == [str(pts.micro.tp), str(pts.micro.fp)]
+    assert micro[-1] == f"{pts.micro.fbeta:.3f}"
+    assert any(line.split()[:1] == ["macro"] for line in lines)
+    data = json.loads(curves_path.read_text())
+    assert data["beta"] == 2.0 and data["operating_points"]["at_threshold"]["threshold"] == 0.5
+    # --quiet prints nothing, files are still written
+    curves_path.unlink()
+    assert main(["--sample", "--quiet", "--score-thr", "0.5", "--confusion", "--curves", str(curves_path)]) == 0
+    assert capsys.readouterr().out == ""
+    assert curves_path.exists()
+
+
+@pytest.mark.parametrize("bad", [["--beta", "0"], ["--beta", "-1"], ["--beta", "nan"], ["--score-thr", "inf"],
+                                 ["--confusion=2:0.1"], ["--confusion=x:y"]])  # fmt: skip
+def test_cli_rejects_bad_values(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--sample", *bad])
+    assert exc.value.code == 2
+    assert bad[0].split("=")[0] in capsys.readouterr().err
+
+
+def test_cli_confusion_before_positionals(capsys):
+    # `--confusion PREDS GT`: the optional value swallowed PREDS; the CLI puts it back
+    preds, gt = _sample_pair()
+    assert main(["--confusion", preds, gt]) == 0
+    assert "Confusion summary" in capsys.readouterr().out
+    assert main([preds, gt, "--confusion", "0.5:0.9"]) == 0
+    assert "score >= 0.9" in capsys.readouterr().out
+
+
+def test_cli_confusion_boxes_only(capsys):
+    assert main(["--sample", "--iou-type", "segm", "--confusion", "--quiet"]) == 2
+    assert "boxes only" in capsys.readouterr().err
+
+
+def test_cli_voc_curves_and_plots(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
+    from conftest import COCO_PAIRS
+
+    pair = COCO_PAIRS["voc100"]
+    curves_path = tmp_path / "voc.json"
+    argv = ["--protocol", "voc10", str(pair.dt_path), str(pair.gt_path), "--quiet", "--curves", str(curves_path),
+            "--plot", str(tmp_path), "--confusion"]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads(curves_path.read_text())
+    assert set(data) == {"iou", "area", "protocol", "beta", "score_curves", "operating_points"}
+    assert data["protocol"] == "voc10" and data["iou"] == 0.5
+    for name in ("pr_per_class.png", "f1_confidence.png", "confusion_matrix.png"):
+        assert (tmp_path / name).stat().st_size > 10_000
+    assert not (tmp_path / "pr_curves.png").exists()  # no 101-point arrays for VOC
+
+
+def test_cli_creates_output_directories_and_reports_unwritable_paths(tmp_path, capsys):
+    out = tmp_path / "new" / "dir"
+    assert main(["--sample", "--quiet", "--curves", str(out / "curves.json"), "--csv", str(out / "c" / "t.csv")]) == 0
+    assert json.loads((out / "curves.json").read_text())["score_curves"]
+    assert (out / "c" / "t.csv").read_text().startswith("category_id")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["--sample", "--quiet", "--json", str(blocker / "x.json")]) == 2
+    assert f"cannot write {blocker}" in capsys.readouterr().err
