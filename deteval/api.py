@@ -57,11 +57,29 @@ def evaluate(
     >>> res = deteval.evaluate("results.json", "instances_val2017.json")  # doctest: +SKIP
     >>> res.stats["AP"]  # doctest: +SKIP
     """
+    dets, gt_loaded = load_inputs(preds, gt, protocol=protocol, iou_type=iou_type)
+    return evaluate_loaded(dets, gt_loaded, protocol=protocol, iou_type=iou_type, compat=compat, **options)
+
+
+def _protocol_module(protocol: str, iou_type: str):
     module = protocols.get(protocol)
     if iou_type not in module.IOU_TYPES:
         raise ValueError(f"protocol {protocol!r} supports iou_type {module.IOU_TYPES}, not {iou_type!r}")
+    return module
+
+
+def load_inputs(preds: Any, gt: Any, protocol: str = "coco", iou_type: str = "bbox") -> tuple[Any, Any]:
+    """Load ``(detections, ground truth)`` the way ``protocol`` reads them (paths, objects or containers)."""
+    module = _protocol_module(protocol, iou_type)
+    loader = getattr(module, "load_inputs", load_coco_pair)
+    return loader(preds, gt, iou_type=iou_type)
+
+
+def evaluate_loaded(
+    dets: Any, gt: Any, protocol: str = "coco", iou_type: str = "bbox", compat: bool = True, **options: Any
+) -> EvalResult:
+    """:func:`evaluate` on inputs already loaded by :func:`load_inputs`."""
+    module = _protocol_module(protocol, iou_type)
     if hasattr(module, "PROTOCOLS"):  # a module serving several protocols (voc07, voc10) is told which
         options.setdefault("protocol", protocol)
-    loader = getattr(module, "load_inputs", load_coco_pair)
-    dets, gt_loaded = loader(preds, gt, iou_type=iou_type)
-    return module.evaluate(dets, gt_loaded, iou_type=iou_type, compat=compat, **options)
+    return module.evaluate(dets, gt, iou_type=iou_type, compat=compat, **options)

@@ -151,18 +151,37 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("PREDS and GT are required (or --sample)")
     module = protocols.get(args.protocol)
 
-    from deteval.api import evaluate
+    from deteval.api import evaluate_loaded, load_inputs
+    from deteval.progress import Progress
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            options = module.options_from_args(args) if hasattr(module, "options_from_args") else {}
-            result = evaluate(
-                args.preds, args.gt, protocol=args.protocol, iou_type=args.iou_type, compat=not args.fixed, **options
-            )
-        except InputError as exc:
-            print(f"deteval: error: {exc}", file=sys.stderr)
-            return 2
+    stages = 2 + (args.confusion_thrs is not None) + any((args.json, args.csv, args.markdown, args.curves, args.plot))
+    with Progress(stages, enabled=not args.quiet) as progress:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                options = module.options_from_args(args) if hasattr(module, "options_from_args") else {}
+                progress.stage("loading")
+                dets, gt = load_inputs(args.preds, args.gt, protocol=args.protocol, iou_type=args.iou_type)
+                progress.stage("evaluating")
+                result = evaluate_loaded(
+                    dets, gt, protocol=args.protocol, iou_type=args.iou_type, compat=not args.fixed, **options
+                )
+            except InputError as exc:
+                progress.close()
+                print(f"deteval: error: {exc}", file=sys.stderr)
+                return 2
+        status, result, confusion = _after_evaluation(args, module, result, dets, gt, progress)
+    if status:
+        return status
+    if not args.quiet:
+        for w in caught:
+            print(f"deteval: warning: {w.message}", file=sys.stderr)
+        _print_results(args, result, confusion)
+    return 0
+
+
+def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progress):
+    """Operating points, confusion matrix and files: ``(status, result, confusion)``."""
     if (
         result.outcomes is not None
         and result.per_class
@@ -173,11 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         result = with_operating_points(result, beta=args.beta)
     confusion = None
     if args.confusion_thrs is not None:
+        progress.stage("confusion matrix")
         try:
-            confusion = _confusion(args, module)
+            confusion = _confusion(args, module, dets, gt)
         except (InputError, ValueError, TypeError) as exc:
+            progress.close()
             print(f"deteval: error: --confusion: {exc}", file=sys.stderr)
-            return 2
+            return 2, result, confusion
     # files first: a closed pipe on stdout (| head) must not lose them
     try:
         for path in (args.json, args.arrays, args.csv, args.markdown, args.curves):
@@ -185,33 +206,38 @@ def main(argv: list[str] | None = None) -> int:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
         if args.plot:
             Path(args.plot).mkdir(parents=True, exist_ok=True)
+        if any((args.json, args.csv, args.markdown, args.curves, args.plot)):
+            progress.stage("writing files")
         if args.json:
             result.to_json(Path(args.json))
         if args.arrays:
             result.save_arrays(Path(args.arrays))
-        status = _write_exports(args, result, confusion)
+        _write_exports(args, result, confusion)
     except OSError as exc:
+        progress.close()
         print(f"deteval: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
-    if status:
-        return status
-    if not args.quiet:
-        for w in caught:
-            print(f"deteval: warning: {w.message}", file=sys.stderr)
-        print(result.summary())
-        if args.per_class:
-            from deteval.report import per_class_table
+        return 2, result, confusion
+    except (ValueError, ImportError) as exc:
+        progress.close()
+        print(f"deteval: error: {exc}", file=sys.stderr)
+        return 2, result, confusion
+    return 0, result, confusion
 
-            print()
-            print(per_class_table(result, sort_by=args.sort_by))
-        if args.score_thr is not None:
-            print()
-            print(_score_thr_text(result, args))
-        if confusion is not None:
-            print()
-            shown = len(confusion.present())
-            print(confusion.format_table() if shown <= 20 else confusion.format_summary())
-    return 0
+
+def _print_results(args: argparse.Namespace, result, confusion) -> None:
+    print(result.summary())
+    if args.per_class:
+        from deteval.report import per_class_table
+
+        print()
+        print(per_class_table(result, sort_by=args.sort_by))
+    if args.score_thr is not None:
+        print()
+        print(_score_thr_text(result, args))
+    if confusion is not None:
+        print()
+        shown = len(confusion.present())
+        print(confusion.format_table() if shown <= 20 else confusion.format_summary())
 
 
 def _score_thr_text(result, args: argparse.Namespace) -> str:
@@ -227,45 +253,38 @@ def _score_thr_text(result, args: argparse.Namespace) -> str:
     return head + "\n" + pts.format_table(only_with_gt=True)
 
 
-def _confusion(args: argparse.Namespace, module):
-    """The confusion matrix of the CLI's inputs (loaded again: evaluate() does not hand its containers back)."""
+def _confusion(args: argparse.Namespace, module, dets, gt):
+    """The confusion matrix of the CLI's inputs, from the containers the evaluation loaded."""
     from deteval.confusion import confusion_matrix
+    from deteval.types import Detections, GroundTruth
 
     if args.iou_type != "bbox":
         raise ValueError(f"the confusion matrix compares boxes only, not --iou-type {args.iou_type}")
-    if hasattr(module, "PROTOCOLS"):  # VOC: its own loaders, options from its flags
+    if not (isinstance(dets, Detections) and isinstance(gt, GroundTruth)):
+        # VOC's loading hook passes paths through (its loaders need the protocol's options)
         opts = module.options_from_args(args)
-        dets, gt = module._load(args.preds, args.gt, opts["names"], opts["image_set"], opts["box_format"])
-    else:
-        from deteval.api import load_coco_pair
-
-        dets, gt = load_coco_pair(args.preds, args.gt, iou_type="bbox")
+        dets, gt = module._load(dets, gt, opts["names"], opts["image_set"], opts["box_format"])
     iou, score = args.confusion_thrs
     return confusion_matrix(dets, gt, iou_thr=iou, score_thr=score)
 
 
-def _write_exports(args: argparse.Namespace, result, confusion=None) -> int:
-    """Write the --csv, --markdown, --curves and --plot files; 2 (with a message) when one cannot be made."""
-    try:
-        if args.sort_by is not None and result.per_class and args.sort_by not in result.per_class[0]:
-            raise ValueError(f"--sort-by: no column {args.sort_by!r}; choose one of: {', '.join(result.per_class[0])}")
-        if args.csv or args.markdown:
-            from deteval.report import per_class_csv, per_class_markdown
+def _write_exports(args: argparse.Namespace, result, confusion=None) -> None:
+    """Write the --csv, --markdown, --curves and --plot files; ValueError/ImportError when one cannot be made."""
+    if args.sort_by is not None and result.per_class and args.sort_by not in result.per_class[0]:
+        raise ValueError(f"--sort-by: no column {args.sort_by!r}; choose one of: {', '.join(result.per_class[0])}")
+    if args.csv or args.markdown:
+        from deteval.report import per_class_csv, per_class_markdown
 
-            if args.csv:
-                Path(args.csv).write_text(per_class_csv(result, sort_by=args.sort_by), newline="")
-            if args.markdown:
-                Path(args.markdown).write_text(per_class_markdown(result, sort_by=args.sort_by))
-        if args.curves:
-            from deteval.curves import write_pr_curves
+        if args.csv:
+            Path(args.csv).write_text(per_class_csv(result, sort_by=args.sort_by), newline="")
+        if args.markdown:
+            Path(args.markdown).write_text(per_class_markdown(result, sort_by=args.sort_by))
+    if args.curves:
+        from deteval.curves import write_pr_curves
 
-            write_pr_curves(result, Path(args.curves), beta=args.beta, score_thr=args.score_thr)
-        if args.plot:
-            _write_plots(args, result, confusion)
-    except (ValueError, ImportError) as exc:
-        print(f"deteval: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        write_pr_curves(result, Path(args.curves), beta=args.beta, score_thr=args.score_thr)
+    if args.plot:
+        _write_plots(args, result, confusion)
 
 
 def _write_plots(args: argparse.Namespace, result, confusion) -> None:
