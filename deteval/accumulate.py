@@ -19,22 +19,20 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.integrators import coco101_from_true_positives
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 from deteval.matching.groups import counting_sort, sort_by_score_desc
 
 
-@njit(cache=True, parallel=True)
-def _accumulate_kernel(state, score, rank, order, cat_off, npig, max_dets, rec_thrs):  # pragma: no cover - numba
-    """``order`` holds each category's rows in (image, rank) order; each slice is ranked by score here, in place."""
-    n_thr, n_area = state.shape[2], state.shape[1]
-    n_cat, n_md, n_rec = len(cat_off) - 1, len(max_dets), len(rec_thrs)
-    precision = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
-    scores = np.full((n_thr, n_rec, n_cat, n_area, n_md), -1.0)
-    recall = np.full((n_thr, n_cat, n_area, n_md), -1.0)
-    overflow = np.zeros(n_cat, np.bool_)
-    n_var = n_area * n_thr
-    flat = state.reshape(state.shape[0], n_var)  # j = a * n_thr + t
-    for k in prange(n_cat):
+@njit(cache=True, nogil=True)
+def _accumulate_kernel(
+    lo, hi, flat, n_thr, score, rank, order, cat_off, npig, max_dets, rec_thrs, precision, recall, scores, overflow
+):  # pragma: no cover - numba
+    """Categories ``lo..hi-1``. ``order`` holds each category's rows in (image, rank) order; each slice is
+    ranked by score here, in place. ``flat`` is the state ``(N, A * T)``, column ``a * n_thr + t``."""
+    n_var = flat.shape[1]
+    n_area = n_var // n_thr
+    n_md, n_rec = len(max_dets), len(rec_thrs)
+    for k in range(lo, hi):
         p0, p1 = cat_off[k], cat_off[k + 1]
         sort_by_score_desc(order[p0:p1], score)
         cap = 1
@@ -91,7 +89,6 @@ def _accumulate_kernel(state, score, rank, order, cat_off, npig, max_dets, rec_t
                             scores[t, r, k, a, m] = score[order[first[m]]]
                         else:
                             scores[t, r, k, a, m] = score[order[p0 + tp_pos[m, j, which[r]]]]
-    return precision, recall, scores, overflow
 
 
 def positives_per_category(
@@ -183,16 +180,19 @@ def accumulate(
     """
     n_cat = npig.shape[0]
     order, cat_off = group_order(det_category, det_image, det_rank, n_cat)
-    precision, recall, scores, overflow = _accumulate_kernel(
-        np.ascontiguousarray(state, np.int8),
-        np.ascontiguousarray(det_score, np.float64),
-        np.ascontiguousarray(det_rank, np.int64),
-        order,
-        cat_off,
-        np.ascontiguousarray(npig, np.int64),
-        np.ascontiguousarray(max_dets, np.int64),
-        np.ascontiguousarray(rec_thrs, np.float64),
-    )
+    n, n_area, n_thr = state.shape
+    shape = (n_thr, len(rec_thrs), n_cat, n_area, len(max_dets))
+    precision, scores = np.full(shape, -1.0), np.full(shape, -1.0)
+    recall = np.full((n_thr, n_cat, n_area, len(max_dets)), -1.0)
+    overflow = np.zeros(n_cat, np.bool_)
+    run_chunks(
+        _accumulate_kernel, n_cat, np.diff(cat_off),
+        np.ascontiguousarray(state, np.int8).reshape(n, n_area * n_thr), n_thr,
+        np.ascontiguousarray(det_score, np.float64), np.ascontiguousarray(det_rank, np.int64),
+        order, cat_off, np.ascontiguousarray(npig, np.int64),
+        np.ascontiguousarray(max_dets, np.int64), np.ascontiguousarray(rec_thrs, np.float64),
+        precision, recall, scores, overflow,
+    )  # fmt: skip
     if overflow.any():
         k = int(np.argmax(overflow))
         raise ValueError(f"category index {k} has more true positives than positives: matches and npig disagree")

@@ -128,8 +128,9 @@ def _all_points(rec, prec):  # pragma: no cover - numba
     mpre = np.empty(n + 2)
     mrec[0] = 0.0
     mpre[0] = 0.0
-    mrec[1 : n + 1] = rec
-    mpre[1 : n + 1] = prec
+    for i in range(n):  # an element loop: numba's array-to-array slice assignment costs 3 s to compile
+        mrec[i + 1] = rec[i]
+        mpre[i + 1] = prec[i]
     mrec[n + 1] = 1.0
     mpre[n + 1] = 0.0
     for i in range(n + 1, 0, -1):  # envelope, from the right

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 
 
 @njit(cache=True, inline="always")
@@ -64,10 +64,9 @@ def box_iou(dt: np.ndarray, gt: np.ndarray, crowd: np.ndarray | None = None) -> 
     return _iou_matrix(dt, gt, crowd)
 
 
-@njit(cache=True, parallel=True)
-def _box_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_boxes, gt_crowd, dt_boxes):  # pragma: no cover
-    out = np.empty(pair_off[-1])
-    for grp in prange(len(gt_off) - 1):
+@njit(cache=True, nogil=True)
+def _box_iou_blocks(lo, hi, gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_boxes, gt_crowd, dt_boxes, out):  # noqa: E501  # pragma: no cover
+    for grp in range(lo, hi):
         ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
         for d in range(nd):
             db = dt_boxes[dt_rows[dt_off[grp] + d]]
@@ -77,7 +76,6 @@ def _box_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_boxes, gt_cro
                 out[pair_off[grp] + d * ng + g] = iou_xywh(
                     db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], gt_crowd[r]
                 )
-    return out
 
 
 def box_iou_blocks(
@@ -95,8 +93,11 @@ def box_iou_blocks(
     Groups are CSR slices of row indices (``gt_rows[gt_off[i]:gt_off[i+1]]``);
     group ``i``'s ``D x G`` block, row-major, starts at ``pair_off[i]``.
     """
-    return _box_iou_blocks(
+    out = np.empty(pair_off[-1])
+    run_chunks(
+        _box_iou_blocks, len(gt_off) - 1, np.diff(pair_off),
         gt_rows, gt_off, dt_rows, dt_off, pair_off,
         np.ascontiguousarray(gt_boxes, np.float64), np.ascontiguousarray(gt_crowd, np.bool_),
-        np.ascontiguousarray(dt_boxes, np.float64),
+        np.ascontiguousarray(dt_boxes, np.float64), out,
     )  # fmt: skip
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 from deteval.numeric import np_sum
 
 EPS = float(np.spacing(1))
@@ -38,13 +38,13 @@ def _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, visible, k):  # pragma: n
     return n_terms
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _exponents(
-    gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances
+    lo, hi, gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts,
+    variances, e,
 ):  # pragma: no cover - numba
-    e = np.empty(term_off[-1])
     k = len(variances)
-    for grp in prange(len(gt_off) - 1):
+    for grp in range(lo, hi):
         ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
         for g in range(ng):
             r = gt_rows[gt_off[grp] + g]
@@ -68,17 +68,13 @@ def _exponents(
                         dy = max(0.0, y0 - yd) + max(0.0, yd - y1)
                     e[o] = -((dx * dx + dy * dy) / variances[j] / denom / 2)
                     o += 1
-    return e
 
 
-@njit(cache=True, parallel=True)
-def _means(values, term_off):  # pragma: no cover - numba
-    n = len(term_off) - 1
-    out = np.empty(n)
-    for p in prange(n):
+@njit(cache=True, nogil=True)
+def _means(lo, hi, values, term_off, out):  # pragma: no cover - numba
+    for p in range(lo, hi):
         cnt = term_off[p + 1] - term_off[p]
         out[p] = np_sum(values[term_off[p] : term_off[p + 1]]) / cnt
-    return out
 
 
 def oks_blocks(
@@ -102,7 +98,11 @@ def oks_blocks(
     visible = (gt_kpts[:, 2::3] > 0).sum(axis=1).astype(np.int64)
     n_terms = _terms_per_pair(gt_rows, gt_off, dt_off, pair_off, visible, len(variances))
     term_off = np.concatenate([[0], np.cumsum(n_terms)]).astype(np.int64)
-    e = _exponents(
-        gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances
-    )
-    return _means(np.exp(e), term_off)
+    e = np.empty(term_off[-1])
+    run_chunks(
+        _exponents, len(gt_off) - 1, np.diff(pair_off),
+        gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances, e,
+    )  # fmt: skip
+    out = np.empty(len(term_off) - 1)
+    run_chunks(_means, len(out), np.diff(term_off), np.exp(e), term_off, out)
+    return out

@@ -12,7 +12,7 @@ import numpy as np
 
 from deteval.geometry.boxes import iou_xywh
 from deteval.io.masks import _U32, rle_extents
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 
 
 @njit(cache=True)
@@ -79,8 +79,10 @@ def mask_iou_pair(dc, d0, d1, dbox, dh, dw, gc, g0, g1, gbox, gh, gw, crowd):  #
     return inter / union
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _mask_iou_blocks(
+    lo,
+    hi,
     gt_rows,
     gt_off,
     dt_rows,
@@ -97,9 +99,9 @@ def _mask_iou_blocks(
     d_box,
     d_h,
     d_w,
+    out,
 ):  # pragma: no cover - numba
-    out = np.empty(pair_off[-1])
-    for grp in prange(len(gt_off) - 1):
+    for grp in range(lo, hi):
         ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
         for d in range(nd):
             s = dt_rows[dt_off[grp] + d]
@@ -109,7 +111,6 @@ def _mask_iou_blocks(
                     dc, d_off[s], d_off[s + 1], d_box[s], d_h[s], d_w[s],
                     gc, g_off[r], g_off[r + 1], g_box[r], g_h[r], g_w[r], gt_crowd[r],
                 )  # fmt: skip
-    return out
 
 
 def mask_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_masks, gt_crowd, dt_masks) -> np.ndarray:
@@ -121,8 +122,11 @@ def mask_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_masks, gt_cro
     gc, dc = gt_masks.counts.astype(np.int64), dt_masks.counts.astype(np.int64)
     g_box = rle_extents(gc, gt_masks.offsets, gt_masks.height, gt_masks.width)
     d_box = rle_extents(dc, dt_masks.offsets, dt_masks.height, dt_masks.width)
-    return _mask_iou_blocks(
+    out = np.empty(pair_off[-1])
+    run_chunks(
+        _mask_iou_blocks, len(gt_off) - 1, np.diff(pair_off),
         gt_rows, gt_off, dt_rows, dt_off, pair_off,
         gc, gt_masks.offsets, g_box, gt_masks.height, gt_masks.width, np.ascontiguousarray(gt_crowd, np.bool_),
-        dc, dt_masks.offsets, d_box, dt_masks.height, dt_masks.width,
+        dc, dt_masks.offsets, d_box, dt_masks.height, dt_masks.width, out,
     )  # fmt: skip
+    return out

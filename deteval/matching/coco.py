@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 from deteval.matching.groups import Groups
 
 FP, TP, IGNORED = 0, 1, 2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _match_kernel(
+    lo_grp,
+    hi_grp,
     gt_off,
     dt_off,
     pair_off,
@@ -29,12 +31,11 @@ def _match_kernel(
     iou_thrs,
     area_lo,
     area_hi,
+    out,
 ):  # pragma: no cover - numba
     n_area, n_thr = len(area_lo), len(iou_thrs)
-    out = np.empty((len(dt_area), n_area, n_thr), np.int8)
-    n_grp = len(gt_off) - 1
     max_ng = max_nd = max_pairs = 0
-    for grp in range(n_grp):
+    for grp in range(lo_grp, hi_grp):
         max_ng = max(max_ng, gt_off[grp + 1] - gt_off[grp])
         max_nd = max(max_nd, dt_off[grp + 1] - dt_off[grp])
         max_pairs = max(max_pairs, pair_off[grp + 1] - pair_off[grp])
@@ -44,76 +45,74 @@ def _match_kernel(
     thr_min = 1 - 1e-10
     for t in range(n_thr):
         thr_min = min(thr_min, iou_thrs[t])
-    # scratch is allocated per chunk of groups, not per group: allocation inside prange is costly
-    n_chunks = min(n_grp, 1024)
-    for c in prange(n_chunks):
-        ig = np.empty(max_ng, np.bool_)
-        order = np.empty(max_ng, np.int64)
-        taken = np.empty(max_ng, np.bool_)
-        cand = np.empty(max_pairs, np.int64)
-        n_cand = np.empty(max_nd, np.int64)
-        for grp in range(c * n_grp // n_chunks, (c + 1) * n_grp // n_chunks):
-            g0, g1 = gt_off[grp], gt_off[grp + 1]
-            d0, d1 = dt_off[grp], dt_off[grp + 1]
-            ng, nd = g1 - g0, d1 - d0
-            if nd == 0:
-                continue
-            p0 = pair_off[grp]
-            for a in range(n_area):
-                lo, hi = area_lo[a], area_hi[a]
+    # scratch is allocated once per call, not per group
+    ig = np.empty(max_ng, np.bool_)
+    order = np.empty(max_ng, np.int64)
+    taken = np.empty(max_ng, np.bool_)
+    cand = np.empty(max_pairs, np.int64)
+    n_cand = np.empty(max_nd, np.int64)
+    for grp in range(lo_grp, hi_grp):
+        g0, g1 = gt_off[grp], gt_off[grp + 1]
+        d0, d1 = dt_off[grp], dt_off[grp + 1]
+        ng, nd = g1 - g0, d1 - d0
+        if nd == 0:
+            continue
+        p0 = pair_off[grp]
+        for a in range(n_area):
+            lo, hi = area_lo[a], area_hi[a]
+            for g in range(ng):
+                r = g0 + g
+                ig[g] = gt_ignore[r] or gt_area[r] < lo or gt_area[r] > hi
+            # ground truth in stable order, ignored last (pycocotools' argsort of the ignore flags)
+            k = 0
+            for flag in (False, True):
                 for g in range(ng):
-                    r = g0 + g
-                    ig[g] = gt_ignore[r] or gt_area[r] < lo or gt_area[r] > hi
-                # ground truth in stable order, ignored last (pycocotools' argsort of the ignore flags)
-                k = 0
-                for flag in (False, True):
-                    for g in range(ng):
-                        if ig[g] == flag:
-                            order[k] = g
-                            k += 1
+                    if ig[g] == flag:
+                        order[k] = g
+                        k += 1
+            for d in range(nd):
+                n = 0
+                for k in range(ng):
+                    g = order[k]
+                    if not ious[p0 + d * ng + g] < thr_min:
+                        cand[d * ng + n] = g
+                        n += 1
+                n_cand[d] = n
+            for t in range(n_thr):
+                for g in range(ng):
+                    taken[g] = False
+                thr = min(iou_thrs[t], 1 - 1e-10)
                 for d in range(nd):
-                    n = 0
-                    for k in range(ng):
-                        g = order[k]
-                        if not ious[p0 + d * ng + g] < thr_min:
-                            cand[d * ng + n] = g
-                            n += 1
-                    n_cand[d] = n
-                for t in range(n_thr):
-                    taken[:ng] = False
-                    thr = min(iou_thrs[t], 1 - 1e-10)
-                    for d in range(nd):
-                        best = thr
-                        m = -1
-                        for k in range(n_cand[d]):
-                            g = cand[d * ng + k]
-                            if taken[g] and not gt_crowd[g0 + g]:
-                                continue
-                            # once a regular ground truth is matched, ignored ones cannot take over
-                            if m > -1 and not ig[m] and ig[g]:
-                                break
-                            iou = ious[p0 + d * ng + g]
-                            if iou < best:
-                                continue
-                            best = iou
-                            m = g
-                        counts = False
-                        ignored = False
-                        if m > -1:
-                            ignored = ig[m]
-                            counts = gt_counts[g0 + m]
-                            taken[m] = True
-                        if not counts:
-                            da = dt_area[d0 + d]
-                            if da < lo or da > hi:
-                                ignored = True
-                        if ignored:
-                            out[d0 + d, a, t] = IGNORED
-                        elif counts:
-                            out[d0 + d, a, t] = TP
-                        else:
-                            out[d0 + d, a, t] = FP
-    return out
+                    best = thr
+                    m = -1
+                    for k in range(n_cand[d]):
+                        g = cand[d * ng + k]
+                        if taken[g] and not gt_crowd[g0 + g]:
+                            continue
+                        # once a regular ground truth is matched, ignored ones cannot take over
+                        if m > -1 and not ig[m] and ig[g]:
+                            break
+                        iou = ious[p0 + d * ng + g]
+                        if iou < best:
+                            continue
+                        best = iou
+                        m = g
+                    counts = False
+                    ignored = False
+                    if m > -1:
+                        ignored = ig[m]
+                        counts = gt_counts[g0 + m]
+                        taken[m] = True
+                    if not counts:
+                        da = dt_area[d0 + d]
+                        if da < lo or da > hi:
+                            ignored = True
+                    if ignored:
+                        out[d0 + d, a, t] = IGNORED
+                    elif counts:
+                        out[d0 + d, a, t] = TP
+                    else:
+                        out[d0 + d, a, t] = FP
 
 
 def match_groups(
@@ -157,12 +156,17 @@ def match_groups(
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
     # per-row attributes gathered into group order once: the kernel then reads them sequentially
     gt, dt = groups.gt_rows, groups.dt_rows
-    return _match_kernel(
-        groups.gt_offsets, groups.dt_offsets, groups.pair_offsets(),
+    pair_off = groups.pair_offsets()
+    out = np.empty((len(dt), len(area_ranges), len(iou_thrs)), np.int8)
+    run_chunks(
+        _match_kernel, len(groups.gt_offsets) - 1, np.diff(pair_off) + np.diff(groups.dt_offsets),
+        groups.gt_offsets, groups.dt_offsets, pair_off,
         np.ascontiguousarray(ious, np.float64),
         np.asarray(gt_area, np.float64)[gt], np.asarray(gt_crowd, np.bool_)[gt],
         np.asarray(gt_ignore, np.bool_)[gt], np.asarray(gt_counts, np.bool_)[gt],
         np.asarray(dt_area, np.float64)[dt],
         np.ascontiguousarray(iou_thrs, np.float64),
         np.ascontiguousarray(area_ranges[:, 0]), np.ascontiguousarray(area_ranges[:, 1]),
+        out,
     )  # fmt: skip
+    return out

@@ -101,7 +101,8 @@ def sort_by_score_desc(rows, score):  # pragma: no cover - numba
         src, dst = dst, src
         width *= 2
     if src is not rows:
-        rows[:] = src
+        for i in range(n):  # an element loop: numba's array-to-array slice assignment costs 3 s to compile
+            rows[i] = src[i]
 
 
 @njit(cache=True)

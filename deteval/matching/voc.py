@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.geometry.pixel_boxes import pixel_iou
-from deteval.jit import njit, prange
+from deteval.jit import njit, run_chunks
 from deteval.matching.groups import Groups
 
 # outcome codes, shared with the integrators' tp/fp flags
@@ -32,17 +32,13 @@ TP, FP, IGNORED = 1, 0, -1
 IOU_TESTS = ("gt", "ge")
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _match_kernel(
-    gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset
+    lo, hi, gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset,
+    outcome, matched, best_gt, best_iou,
 ):  # pragma: no cover
     n_t = len(thrs)
-    n_dt = len(dt_boxes)
-    outcome = np.full((n_t, n_dt), FP, np.int8)
-    matched = np.full((n_t, n_dt), -1, np.int64)  # ground-truth row a TP took
-    best_gt = np.full(n_dt, -1, np.int64)
-    best_iou = np.zeros(n_dt)
-    for g in prange(len(gt_off) - 1):
+    for g in range(lo, hi):
         g0, g1 = gt_off[g], gt_off[g + 1]
         d0, d1 = dt_off[g], dt_off[g + 1]
         if g1 == g0 or d1 == d0:
@@ -67,7 +63,6 @@ def _match_kernel(
                         outcome[t, d] = TP
                         matched[t, d] = gt_rows[g0 + jmax]
                         taken[t, jmax] = True
-    return outcome, matched, best_gt, best_iou
 
 
 def match_voc(
@@ -113,15 +108,16 @@ def match_voc(
         raise ValueError("gt_difficult must have one entry per ground-truth box")
     if np.any(groups.category < 0):
         raise ValueError("VOC matching needs groups by (image, category) (use_cats=True)")
-    return _match_kernel(
-        gt_boxes,
-        gt_difficult,
-        dt_boxes,
-        groups.gt_rows,
-        groups.gt_offsets,
-        groups.dt_rows,
-        groups.dt_offsets,
-        thrs,
-        iou_test == "ge",
-        1.0 if plus_one else 0.0,
-    )
+    n_t, n_dt = len(thrs), len(dt_boxes)
+    outcome = np.full((n_t, n_dt), FP, np.int8)
+    matched = np.full((n_t, n_dt), -1, np.int64)  # ground-truth row a TP took
+    best_gt = np.full(n_dt, -1, np.int64)
+    best_iou = np.zeros(n_dt)
+    off = groups.gt_offsets
+    run_chunks(
+        _match_kernel, len(off) - 1, np.diff(off) * np.diff(groups.dt_offsets),
+        gt_boxes, gt_difficult, dt_boxes, groups.gt_rows, off, groups.dt_rows, groups.dt_offsets,
+        thrs, iou_test == "ge", 1.0 if plus_one else 0.0,
+        outcome, matched, best_gt, best_iou,
+    )  # fmt: skip
+    return outcome, matched, best_gt, best_iou
