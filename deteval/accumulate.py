@@ -40,34 +40,45 @@ def _accumulate_kernel(
             cap = max(cap, npig[k, a])
         # per (max dets, area x threshold): false positives before each true positive, and its position
         n_tp = np.zeros((n_md, n_var), np.int64)
-        n_fp = np.zeros((n_md, n_var), np.int64)
         tp_fp = np.empty((n_md, n_var, cap), np.int32)
         tp_pos = np.empty((n_md, n_var, cap), np.int32)
         first = np.full(n_md, -1, np.int64)  # first detection kept at each max dets
+        # a detection counts at every max dets from the least that keeps it (m0) on, so false positives
+        # are counted once, under m0, and summed over m' <= m when a true positive needs the count at m
+        fp_by_m0 = np.zeros((n_md, n_var), np.int64)
         for p in range(p0, p1):
             row = order[p]
-            for m in range(n_md):
-                if rank[row] >= max_dets[m]:
-                    continue
+            m0 = 0
+            while m0 < n_md and rank[row] >= max_dets[m0]:
+                m0 += 1
+            if m0 == n_md:
+                continue
+            for m in range(m0, n_md):
                 if first[m] < 0:
                     first[m] = p
-                # branch-free count first (it vectorises); most detections are no true positive anywhere
-                any_tp = False
-                for j in range(n_var):
-                    s = flat[row, j]
-                    n_fp[m, j] += s == 0
-                    any_tp |= s == 1
-                if not any_tp:
+            # branch-free count first (it vectorises); most detections are no true positive anywhere
+            any_tp = False
+            for j in range(n_var):
+                s = flat[row, j]
+                fp_by_m0[m0, j] += s == 0
+                any_tp |= s == 1
+            if not any_tp:
+                continue
+            for j in range(n_var):
+                if flat[row, j] != 1:
                     continue
-                for j in range(n_var):
-                    if flat[row, j] == 1:
-                        v = n_tp[m, j]
-                        if v >= cap:  # more true positives than positives: inconsistent input
-                            overflow[k] = True
-                            continue
-                        tp_fp[m, j, v] = n_fp[m, j]
-                        tp_pos[m, j, v] = p - p0
-                        n_tp[m, j] = v + 1
+                n_fp = 0
+                for m in range(m0):
+                    n_fp += fp_by_m0[m, j]
+                for m in range(m0, n_md):
+                    n_fp += fp_by_m0[m, j]
+                    v = n_tp[m, j]
+                    if v >= cap:  # more true positives than positives: inconsistent input
+                        overflow[k] = True
+                        continue
+                    tp_fp[m, j, v] = n_fp
+                    tp_pos[m, j, v] = p - p0
+                    n_tp[m, j] = v + 1
         env = np.empty(cap)
         q = np.empty(n_rec)
         which = np.empty(n_rec, np.int64)
