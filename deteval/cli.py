@@ -14,6 +14,7 @@ them called, and the options go to its ``evaluate``.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from deteval import protocols
 from deteval.errors import InputError
+from deteval.result import _jsonable
 
 
 def _sample_pair() -> tuple[str, str]:
@@ -109,6 +111,12 @@ def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
         "over 20 classes present: a per-class summary and the top confusions); "
         "put it after PREDS GT or write --confusion=IOU:SCORE",
     )
+    p.add_argument(
+        "--tide",
+        action="store_true",
+        help="TIDE error breakdown (Cls, Loc, Both, Dupe, Bkg, Miss and their dAP), as tidecv 1.0.1 computes it "
+        "(coco protocol, boxes); printed, and under 'tide' in --json",
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(
         "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (ignores PREDS GT)"
@@ -154,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     from deteval.api import evaluate_loaded, load_inputs
     from deteval.progress import Progress
 
-    stages = 2 + (args.confusion_thrs is not None) + any((args.json, args.csv, args.markdown, args.curves, args.plot))
+    writes = any((args.json, args.csv, args.markdown, args.curves, args.plot))
+    stages = 2 + (args.confusion_thrs is not None) + args.tide + writes
     with Progress(stages, enabled=not args.quiet) as progress:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -170,18 +179,27 @@ def main(argv: list[str] | None = None) -> int:
                 progress.close()
                 print(f"deteval: error: {exc}", file=sys.stderr)
                 return 2
-        status, result, confusion = _after_evaluation(args, module, result, dets, gt, progress)
+        status, result, confusion, tide = _after_evaluation(args, module, result, dets, gt, progress)
     if status:
         return status
     if not args.quiet:
         for w in caught:
             print(f"deteval: warning: {w.message}", file=sys.stderr)
-        _print_results(args, result, confusion)
+        _print_results(args, result, confusion, tide)
     return 0
 
 
+def _tide(args: argparse.Namespace):
+    """TIDE on the CLI's files: read again, for tidecv's image order (it breaks score ties)."""
+    from deteval.tide import tide_errors
+
+    if args.protocol != "coco" or args.iou_type != "bbox":
+        raise ValueError(f"TIDE is defined for --protocol coco --iou-type bbox, not {args.protocol} {args.iou_type}")
+    return tide_errors(args.preds, args.gt)
+
+
 def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progress):
-    """Operating points, confusion matrix and files: ``(status, result, confusion)``."""
+    """Operating points, confusion matrix, TIDE and files: ``(status, result, confusion, tide)``."""
     if (
         result.outcomes is not None
         and result.per_class
@@ -190,15 +208,20 @@ def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progre
         from deteval.report import with_operating_points
 
         result = with_operating_points(result, beta=args.beta)
-    confusion = None
-    if args.confusion_thrs is not None:
-        progress.stage("confusion matrix")
-        try:
+    confusion = tide = None
+    try:
+        if args.confusion_thrs is not None:
+            progress.stage("confusion matrix")
+            flag = "--confusion"
             confusion = _confusion(args, module, dets, gt)
-        except (InputError, ValueError, TypeError) as exc:
-            progress.close()
-            print(f"deteval: error: --confusion: {exc}", file=sys.stderr)
-            return 2, result, confusion
+        if args.tide:
+            progress.stage("TIDE")
+            flag = "--tide"
+            tide = _tide(args)
+    except (InputError, ValueError, TypeError) as exc:
+        progress.close()
+        print(f"deteval: error: {flag}: {exc}", file=sys.stderr)
+        return 2, result, confusion, tide
     # files first: a closed pipe on stdout (| head) must not lose them
     try:
         for path in (args.json, args.arrays, args.csv, args.markdown, args.curves):
@@ -209,22 +232,23 @@ def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progre
         if any((args.json, args.csv, args.markdown, args.curves, args.plot)):
             progress.stage("writing files")
         if args.json:
-            result.to_json(Path(args.json))
+            payload = result.to_dict() | ({"tide": tide.to_dict()} if tide is not None else {})
+            Path(args.json).write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
         if args.arrays:
             result.save_arrays(Path(args.arrays))
         _write_exports(args, result, confusion)
     except OSError as exc:
         progress.close()
         print(f"deteval: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2, result, confusion
+        return 2, result, confusion, tide
     except (ValueError, ImportError) as exc:
         progress.close()
         print(f"deteval: error: {exc}", file=sys.stderr)
-        return 2, result, confusion
-    return 0, result, confusion
+        return 2, result, confusion, tide
+    return 0, result, confusion, tide
 
 
-def _print_results(args: argparse.Namespace, result, confusion) -> None:
+def _print_results(args: argparse.Namespace, result, confusion, tide) -> None:
     print(result.summary())
     if args.per_class:
         from deteval.report import per_class_table
@@ -238,6 +262,9 @@ def _print_results(args: argparse.Namespace, result, confusion) -> None:
         print()
         shown = len(confusion.present())
         print(confusion.format_table() if shown <= 20 else confusion.format_summary())
+    if tide is not None:
+        print()
+        print(tide.summary())
 
 
 def _score_thr_text(result, args: argparse.Namespace) -> str:
