@@ -75,6 +75,23 @@ def test_evaluate_loaded_matches_pycocotools(coco_pair, use_cats):
     assert_same(res, _oracle(coco_pair, use_cats=use_cats))
 
 
+def test_per_class_values_are_pycocotools_means(coco_pair):
+    """Per-class AP/AR: pycocotools' own ``np.mean`` over the category's valid entries, bit for bit."""
+    res = deteval.evaluate(coco_pair.load_preds(), coco_pair.load_gt())
+    e = _oracle(coco_pair, use_cats=True).eval
+    t50, t75 = 0, 5  # .50 and .75 in .50:.05:.95
+
+    def mean(s):
+        return float(np.mean(s[s > -1])) if (s > -1).any() else -1.0
+
+    for k, row in enumerate(res.per_class):
+        p, r = e["precision"][:, :, k], e["recall"][:, k]
+        assert row["AP"] == mean(p[:, :, 0, 2])
+        assert row["AP50"] == mean(p[t50, :, 0, 2]) and row["AP75"] == mean(p[t75, :, 0, 2])
+        assert [row["APs"], row["APm"], row["APl"]] == [mean(p[:, :, a, 2]) for a in (1, 2, 3)]
+        assert row["AR"] == mean(r[:, 0, 2])
+
+
 @pytest.mark.parametrize("use_cats", [True, False], ids=["cats", "nocats"])
 def test_evaluate_paths_matches_pycocotools(coco_pair, use_cats, tmp_path):
     preds_path = coco_pair.preds_list_path(tmp_path)

@@ -363,15 +363,42 @@ def _per_class(precision, recall, npig, ndet, categories: IdTable, params: CocoP
     ap_specs = [s for s in specs if s[1]]
     ar_last = ("AR", False, None, "all", params.max_dets[-1])
     all_idx = params.area_labels.index("all") if "all" in params.area_labels else None
+    columns = {name: _per_class_means(precision if is_ap else recall, params, iou, area, max_det)
+               for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]}  # fmt: skip
     rows = []
     for k in range(len(categories)):
         row = {"category_id": categories.id_of(k), "name": categories.name_of(k)}
-        for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]:
-            row[name] = _select(precision if is_ap else recall, params, iou, area, max_det, k=slice(k, k + 1))
+        row.update((name, float(values[k])) for name, values in columns.items())
         row["num_gt"] = int(npig[k, all_idx]) if all_idx is not None else None
         row["num_det"] = int(ndet[k])
         rows.append(row)
     return rows
+
+
+def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int) -> np.ndarray:
+    """:func:`_select` for every category at once: the same floats, one vectorised mean per category.
+
+    A category's entries at one area range are all valid or all -1 (no ground truth there), so the
+    mean of its valid entries is the mean of its whole row, summed in the same order as ``np.mean``
+    sums the compacted entries, provided the row holds one area range and one max dets.
+    """
+    k_axis = 2 if arr.ndim == 5 else 1
+    n_cat = arr.shape[k_axis]
+    if iou is not None:
+        t = np.where(iou == params.iou_thrs)[0] if params.compat else np.where(
+            np.isclose(params.iou_thrs, iou, rtol=0, atol=1e-12))[0]  # fmt: skip
+        arr = arr[t]
+    a = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
+    m = [i for i, md in enumerate(params.max_dets) if md == max_det]
+    if len(a) != 1 or len(m) != 1 or arr.shape[0] == 0:
+        return np.array([_select(arr, params, None, area, max_det, k=slice(k, k + 1)) for k in range(n_cat)])
+    sub = np.moveaxis(arr[..., a[0], m[0]], k_axis, 0).reshape(n_cat, -1)
+    valid = sub > -1
+    all_valid, none_valid = valid.all(axis=1), ~valid.any(axis=1)
+    out = np.where(none_valid, -1.0, np.ascontiguousarray(sub).mean(axis=1))
+    for k in np.flatnonzero(~(all_valid | none_valid)):  # mixed rows: never from accumulate, kept exact anyway
+        out[k] = _mean_valid(sub[k])
+    return out
 
 
 def add_cli_arguments(parser) -> None:
