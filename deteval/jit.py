@@ -47,6 +47,8 @@ def _import_arraymath_without_scipy() -> None:
     sys.meta_path.insert(0, finder)
     try:
         import numba.np.arraymath as arraymath
+    except ImportError:  # pragma: no cover - a numba without this module: nothing to defer
+        return
     finally:
         sys.meta_path.remove(finder)
     if hasattr(arraymath, "_HAVE_BLAS"):

@@ -1,0 +1,39 @@
+"""deteval.jit: numba's scipy import deferred without changing what numba can do; threaded ranges."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from deteval.jit import num_threads, run_chunks
+
+
+def test_scipy_is_not_imported_by_a_kernel_call_but_numba_still_finds_blas():
+    code = (
+        "import sys, numpy as np\n"
+        "from deteval.accumulate import group_order\n"
+        "group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]), 1)\n"
+        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported by a kernel call'\n"
+        "import importlib.util, numba, numba.np.arraymath as am\n"
+        "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
+        "if am._HAVE_BLAS:\n"
+        "    f = numba.njit(lambda a, b: np.dot(a, b))\n"
+        "    assert f(np.ones(3), np.ones(3)) == 3.0\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _fill(lo, hi, out):
+    out[lo:hi] += np.arange(lo, hi)
+
+
+def test_run_chunks_covers_every_item_once(monkeypatch):
+    for threads in ("1", "3"):
+        monkeypatch.setenv("NUMBA_NUM_THREADS", threads)
+        assert num_threads() == int(threads)
+        for n, cost in [(0, None), (1, None), (10, None), (257, np.arange(257) % 7), (40, np.zeros(40))]:
+            out = np.zeros(n, np.int64)
+            run_chunks(_fill, n, cost, out)
+            assert np.array_equal(out, np.arange(n))
