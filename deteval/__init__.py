@@ -5,11 +5,24 @@
 >>> print(res.summary())  # doctest: +SKIP
 """
 
+from typing import TYPE_CHECKING
+
 from deteval.api import evaluate
 from deteval.errors import InputError
-from deteval.evaluator import Evaluator
 from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results
 from deteval.result import EvalResult
 
+if TYPE_CHECKING:  # pragma: no cover
+    from deteval.evaluator import Evaluator
+
 __all__ = ["evaluate", "Evaluator", "EvalResult", "InputError", "DetevalWarning", "load_coco_gt", "load_coco_results"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # the training-loop Evaluator is imported on first use: the CLI and evaluate() never need it
+    if name == "Evaluator":
+        from deteval.evaluator import Evaluator
+
+        return Evaluator
+    raise AttributeError(f"module 'deteval' has no attribute {name!r}")
