@@ -41,9 +41,9 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from deteval.geometry.boxes import iou_xywh
+from deteval.jit import njit
 from deteval.types import Detections, GroundTruth
 
 __all__ = ["ConfusionMatrix", "confusion_matrix", "parse_confusion_spec"]

@@ -32,6 +32,7 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     taken = []
     for fn in ("_gt_fast", "_results_fast"):
         orig = getattr(coco_io, fn)
+
         def spy(*a, _o=orig, _n=fn):
             out = _o(*a)
             taken.append((_n, out is not None))
@@ -40,8 +41,45 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
         monkeypatch.setattr(coco_io, fn, spy)
     fast_gt = coco_io.load_coco_gt(pair.gt_path)
     fast_dt = coco_io.load_coco_results(dt_path, fast_gt)
-    # box-only results go the fast way; results carrying masks or keypoints are the general path's
-    plain = not any("segmentation" in r or "keypoints" in r for r in pair.load_preds())
-    assert taken == [("_gt_fast", True), ("_results_fast", plain)]
+    # results with a box each go the fast way (box evaluation skips their masks and keypoints)
+    boxed = all(r.get("bbox") for r in pair.load_preds())
+    assert taken == [("_gt_fast", True), ("_results_fast", boxed)]
     _same(fast_gt, general_gt)
     _same(fast_dt, general_dt)
+
+
+def _same_extra(a, b) -> None:
+    assert sorted(a.extra) == sorted(b.extra)
+    for k, x in a.extra.items():
+        y = b.extra[k]
+        fields = [f.name for f in dataclasses.fields(x)] if dataclasses.is_dataclass(x) else [None]
+        for f in fields:
+            u, v = (x, y) if f is None else (getattr(x, f), getattr(y, f))
+            assert u.dtype == v.dtype and np.array_equal(u.view(np.uint8), v.view(np.uint8)), (k, f)
+
+
+@pytest.mark.parametrize("name", sorted(COCO_PAIRS))
+def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
+    """Mask evaluation: results with compressed RLE masks go the fast way, the others the general one."""
+    pair = COCO_PAIRS[name]
+    preds = pair.load_preds()
+    if not any("segmentation" in r for r in preds):
+        pytest.skip("no masks")
+    try:
+        gt = coco_io.load_coco_gt(pair.gt_path, iou_type="segm")
+    except coco_io.InputError:
+        pytest.skip("ground truth without masks")
+    dt_path = pair.preds_list_path(tmp_path)
+    general_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
+    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    taken = []
+    orig = coco_io._results_fast
+    monkeypatch.setattr(coco_io, "_results_fast", lambda *a: taken.append(orig(*a)) or taken[-1])
+    fast_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
+    rle = all(
+        isinstance(r.get("segmentation"), dict) and isinstance(r["segmentation"].get("counts"), str) for r in preds
+    )
+    cats = set(gt.categories.ids.tolist())
+    assert (taken[0] is not None) == (rle and all(r["category_id"] in cats for r in preds))
+    _same(fast_dt, general_dt)
+    _same_extra(fast_dt, general_dt)

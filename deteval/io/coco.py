@@ -98,9 +98,11 @@ def _check_box_sizes(boxes: np.ndarray, name: str, listname: str, records: list)
 
 
 def _flags(values: list, name: str, listname: str, key: str, records: list) -> np.ndarray:
-    for i, v in enumerate(values):
-        if not isinstance(v, (int, bool)):  # 0/1 or true/false, as pycocotools' int(...)
-            raise InputError(name, _record(listname, i, records[i]), f"{key} must be 0/1 or a boolean, got {v!r}")
+    if not set(map(type, values)) <= {int, bool}:  # else each value is checked, the first bad one named
+        for i, v in enumerate(values):
+            if not isinstance(v, (int, bool)):  # 0/1 or true/false, as pycocotools' int(...)
+                rule = f"{key} must be 0/1 or a boolean, got {v!r}"
+                raise InputError(name, _record(listname, i, records[i]), rule)
     return np.array(values, dtype=np.int64).reshape(-1) != 0
 
 
@@ -306,8 +308,8 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         score, malformed masks or keypoints.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
-    if raw is not None and iou_type == "bbox" and len(raw) >= FAST_PATH_BYTES:
-        fast = _results_fast(raw, str(source), gt)
+    if raw is not None and iou_type in ("bbox", "segm") and len(raw) >= FAST_PATH_BYTES:
+        fast = _results_fast(raw, str(source), gt, iou_type)
         if fast is not None:
             return fast
     data, name = read_json(source, "results", raw)
@@ -400,9 +402,10 @@ def _box_polygon(box: np.ndarray) -> list:
     return [[x1, y1, x1, y2, x2, y2, x2, y1]]
 
 
-# Fast paths: plain box files parsed by deteval.io.fast_results straight into columns, bit-identical
-# to the general path. They decline (None) whatever needs a warning or an error message, which the
-# general path then gives. Their kernels take ~20 s to compile once, so small files skip them.
+# Fast paths: plain box files (and results with compressed-RLE masks) parsed by
+# deteval.io.fast_results straight into columns, bit-identical to the general path. They decline
+# (None) whatever needs a warning or an error message, which the general path then gives. Their
+# kernels take ~20 s to compile once, so small files skip them.
 
 
 def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
@@ -439,23 +442,48 @@ def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
     )
 
 
-def _results_fast(raw: bytes, name: str, gt: GroundTruth) -> Detections | None:
+def _results_fast(raw: bytes, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
+    """Results read by the scanner, as the general path reads them, or ``None`` (the general path's).
+
+    Box evaluation skips masks and keypoints: with a box in every result pycocotools' ``loadRes``
+    takes its bbox branch and reads neither. Mask evaluation needs compressed RLE in every result;
+    the first result decides the branch as in ``loadRes``: with a bbox, every result needs one and
+    the area is ``w*h``; without, the area is the mask's and a missing box the mask's extent.
+    """
     from deteval.io.fast_results import parse_results_columns
 
-    cols = parse_results_columns(raw)
+    cols = parse_results_columns(raw, masks="read" if iou_type == "segm" else "skip")
     if cols is None:
         return None
     image, img_found = gt.images.lookup(cols["image_id"])
     category, cat_found = gt.categories.lookup(cols["category_id"])
     boxes = cols["bbox"]
-    if not (img_found.all() and cat_found.all()) or ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
+    if not (img_found.all() and cat_found.all()):
+        return None
+    extra: dict = {}
+    area = boxes[:, 2] * boxes[:, 3]
+    if iou_type == "segm":
+        masks, has_bbox = cols["masks"], cols["has_bbox"]
+        extra = {"masks": masks, "mask_area": masks.area}
+        if cols["n"] and not has_bbox[0]:  # loadRes' segm branch: the mask's area, its extent for a missing box
+            from deteval.io.masks import rle_extents
+
+            boxless = np.flatnonzero(~has_bbox)
+            if len(boxless):
+                sub = masks.take(boxless)
+                boxes[boxless] = rle_extents(sub.counts.astype(np.int64), sub.offsets, sub.height, sub.width)
+            area = masks.area
+        elif not has_bbox.all():  # the bbox branch needs every box: the general path names the first missing
+            return None
+    if ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
         return None
     return Detections(
         image=image,
         category=category,
         boxes=boxes,
         score=cols["score"],
-        area=boxes[:, 2] * boxes[:, 3],
+        area=area,
         box_format="xywh",
         source=name,
+        extra=extra,
     )

@@ -2,12 +2,16 @@
 
 ``parse_results_columns(raw)`` reads a results file's bytes (a JSON list of
 ``{"image_id", "category_id", "bbox", "score", ...}`` objects) into int64 and
-float64 columns without building a Python object per record;
+float64 columns without building a Python object per record (with
+``masks="read"`` also compressed-RLE ``segmentation`` masks, decoded straight
+from the bytes into runs; with ``masks="skip"`` masks and keypoints are
+validated and skipped, as box evaluation reads none);
 ``parse_gt_columns(raw)`` reads a ground truth file's images, categories and
 annotations (for box evaluation: segmentations are validated and skipped). It
 is a fast path only: whenever the text is not plainly such a file (malformed
 JSON or UTF-8, a missing or mistyped key, a duplicate known key, string ids,
-masks or keypoints in results, an integer of 19+ digits, ...) it returns
+masks or keypoints where not asked for, RLE that is not plain compressed
+RLE, an integer of 19+ digits, ...) it returns
 ``None`` and the caller falls back to the general loader, which reads it or
 gives the precise error. Every value skipped is still validated, so text the
 general loader would reject is never accepted here.
@@ -42,7 +46,8 @@ import json
 import math
 
 import numpy as np
-from numba import njit
+
+from deteval.jit import njit, run_chunks
 
 # ---------------------------------------------------------------------------------------------
 # Tables
@@ -96,7 +101,13 @@ _MAX_DIGITS = 18  # significant digits kept in an int64 mantissa (10**18 < 2**63
 _MAX_DEPTH = 200  # nesting skipped in extra values; deeper files take the general path
 
 # keys of a results record (the four read ones are bits 0-3 of a record's `seen`)
-_K_IMAGE, _K_CATEGORY, _K_BBOX, _K_SCORE, _K_OTHER, _K_GEOMETRY = 0, 1, 2, 3, 4, 5
+_K_IMAGE, _K_CATEGORY, _K_BBOX, _K_SCORE, _K_OTHER, _K_SEGM, _K_KEYPOINTS = 0, 1, 2, 3, 4, 5, 6
+# what the results scanner does with masks and keypoints: decline the file, skip them (validated), read the masks
+_M_DECLINE, _M_SKIP, _M_READ = 0, 1, 2
+_SIZE = np.frombuffer(b"size", np.uint8).copy()
+_COUNTS = np.frombuffer(b"counts", np.uint8).copy()
+_RLE_MAX_SIDE = 1 << 31  # RLE height and width below this: their product fits int64 with room
+_RLE_MAX_CHARS = 12  # chars of one RLE number (60 bits); longer ones are the general path's
 _IMAGE_ID = np.frombuffer(b"image_id", np.uint8).copy()
 _CATEGORY_ID = np.frombuffer(b"category_id", np.uint8).copy()
 _BBOX = np.frombuffer(b"bbox", np.uint8).copy()
@@ -479,9 +490,9 @@ def _result_key(buf, start, length):
     if length == 5 and _eq(buf, start, _SCORE):
         return _K_SCORE
     if length == 12 and _eq(buf, start, _SEGMENTATION):
-        return _K_GEOMETRY
+        return _K_SEGM
     if length == 9 and _eq(buf, start, _KEYPOINTS):
-        return _K_GEOMETRY
+        return _K_KEYPOINTS
     return _K_OTHER
 
 
@@ -508,11 +519,133 @@ def _known_key(buf, start, n):
 
 
 @_kernel()
-def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
-    """Fill the columns from a results list: (ok, records, spans)."""
+def _rle_counts(buf, pos, n):
+    """The compressed RLE string whose opening quote is at ``pos``: (position after it or -1, runs, escaped).
+
+    Taken only where the general path decodes the same runs: chars ``'0'`` to ``'o'`` (48 to 111,
+    the alphabet of pycocotools' strings) with the escape ``\\\\`` for the backslash among them,
+    every number ending within the string and at most ``_RLE_MAX_CHARS`` chars long. Anything else
+    (other escapes, other chars, a number left open) is -1: the general path's.
+    """
+    pos += 1
+    runs = np.int64(0)
+    chars = 0
+    escaped = False
+    while pos < n:
+        c = np.int64(buf[pos])
+        if c == 34:
+            if chars != 0:
+                return -1, runs, escaped  # the last number never ended
+            return pos + 1, runs, escaped
+        if c == 92:
+            if _at(buf, pos + 1, n) != 92:
+                return -1, runs, escaped
+            escaped = True
+            pos += 2
+        elif 48 <= c <= 111:
+            pos += 1
+        else:
+            return -1, runs, escaped
+        chars += 1
+        if ((c - 48) & 0x20) == 0:
+            runs += 1
+            chars = 0
+        elif chars >= _RLE_MAX_CHARS:
+            return -1, runs, escaped
+    return -1, runs, escaped
+
+
+@_kernel()
+def _rle_object(buf, pos, n):
+    """``{"size": [h, w], "counts": "..."}`` at ``pos``, keys in either order and nothing else:
+    (end or -1, h, w, first char of counts, its closing quote, runs, escaped)."""
+    h = np.int64(0)
+    w = np.int64(0)
+    start = np.int64(0)
+    stop = np.int64(0)
+    runs = np.int64(0)
+    escaped = False
+    if _at(buf, pos, n) != 123:
+        return -1, h, w, start, stop, runs, escaped
+    pos = _ws(buf, pos + 1, n)
+    seen = 0
+    while True:
+        if _at(buf, pos, n) != 34:
+            return -1, h, w, start, stop, runs, escaped
+        kstart = pos + 1
+        if _word_at(buf, kstart, n, _SIZE):
+            bit = 1
+            pos = kstart + 5
+        elif _word_at(buf, kstart, n, _COUNTS):
+            bit = 2
+            pos = kstart + 7
+        else:
+            return -1, h, w, start, stop, runs, escaped
+        if seen & bit:
+            return -1, h, w, start, stop, runs, escaped
+        seen |= bit
+        pos = _ws(buf, pos, n)
+        if _at(buf, pos, n) != 58:
+            return -1, h, w, start, stop, runs, escaped
+        pos = _ws(buf, pos + 1, n)
+        if bit == 1:
+            if _at(buf, pos, n) != 91:
+                return -1, h, w, start, stop, runs, escaped
+            pos = _ws(buf, pos + 1, n)
+            for j in range(2):
+                if j > 0:
+                    if _at(buf, pos, n) != 44:
+                        return -1, h, w, start, stop, runs, escaped
+                    pos = _ws(buf, pos + 1, n)
+                pos, neg, is_float, mant, _e10, too_long = _number(buf, pos, n)
+                if pos < 0 or neg or is_float or too_long or mant >= _RLE_MAX_SIDE:
+                    return -1, h, w, start, stop, runs, escaped
+                if j == 0:
+                    h = mant
+                else:
+                    w = mant
+                pos = _ws(buf, pos, n)
+            if _at(buf, pos, n) != 93:
+                return -1, h, w, start, stop, runs, escaped
+            pos += 1
+        else:
+            if _at(buf, pos, n) != 34:
+                return -1, h, w, start, stop, runs, escaped
+            start = pos + 1
+            pos, runs, escaped = _rle_counts(buf, pos, n)
+            if pos < 0:
+                return -1, h, w, start, stop, runs, escaped
+            stop = pos - 1
+        pos = _ws(buf, pos, n)
+        c = _at(buf, pos, n)
+        if c == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif c == 125:
+            pos += 1
+            break
+        else:
+            return -1, h, w, start, stop, runs, escaped
+    if seen != 3:
+        return -1, h, w, start, stop, runs, escaped
+    return pos, h, w, start, stop, runs, escaped
+
+
+@_kernel()
+def _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, spans, stack):
+    """Fill the columns from a results list: (ok, records, spans).
+
+    ``present[i]``: the keys record i has (bit ``1 << _K_...``). ``mode`` says what a
+    ``segmentation`` or ``keypoints`` key does: declines the file (``_M_DECLINE``), is skipped
+    (``_M_SKIP``), or (``_M_READ``) a segmentation is read as compressed RLE into ``rle[i]`` =
+    (h, w, first char of counts, closing quote, runs, escaped) and keypoints decline. A bbox is
+    required except in ``_M_READ``, where the segmentation is.
+    """
     n = buf.size
     cap = image_id.size
     box_flat = bbox.reshape(-1)
+    required = 15
+    if mode == _M_READ:
+        required = (1 << _K_IMAGE) | (1 << _K_CATEGORY) | (1 << _K_SCORE) | (1 << _K_SEGM)
     nrec = 0
     nspan = 0
     pos = _ws(buf, 0, n)
@@ -541,7 +674,7 @@ def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
             if _at(buf, pos, n) != 58:
                 return False, nrec, nspan
             pos = _ws(buf, pos + 1, n)
-            if key != _K_OTHER and key != _K_GEOMETRY:
+            if key <= _K_SCORE:
                 bit = 1 << key
                 if seen & bit:
                     return False, nrec, nspan
@@ -592,7 +725,21 @@ def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
                     if _at(buf, pos, n) != 93:
                         return False, nrec, nspan
                     pos += 1
-            elif key == _K_GEOMETRY:
+            elif key == _K_SEGM and mode == _M_READ:
+                bit = 1 << _K_SEGM
+                if seen & bit:
+                    return False, nrec, nspan
+                seen |= bit
+                pos, h, w, a, b, runs, escaped = _rle_object(buf, pos, n)
+                if pos < 0:
+                    return False, nrec, nspan
+                rle[nrec, 0] = h
+                rle[nrec, 1] = w
+                rle[nrec, 2] = a
+                rle[nrec, 3] = b
+                rle[nrec, 4] = runs
+                rle[nrec, 5] = 1 if escaped else 0
+            elif key != _K_OTHER and mode != _M_SKIP:
                 return False, nrec, nspan
             else:
                 pos = _skip_value(buf, pos, n, stack)
@@ -607,8 +754,9 @@ def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
                 break
             else:
                 return False, nrec, nspan
-        if seen != 15:
+        if seen & required != required:
             return False, nrec, nspan
+        present[nrec] = seen
         nrec += 1
         pos = _ws(buf, pos, n)
         c = _at(buf, pos, n)
@@ -621,10 +769,51 @@ def _scan_results(buf, image_id, category_id, bbox, score, spans, stack):
             return False, nrec, nspan
 
 
+@njit(cache=True, nogil=True)
+def _decode_rle_spans(lo, hi, buf, rle, out_off, out, total, ones, bad):  # pragma: no cover - numba
+    """Decode the counts strings ``buf[rle[i, 2]:rle[i, 3]]`` (checked by ``_rle_counts``) into
+    ``out[out_off[i]:out_off[i + 1]]`` as :func:`deteval.io.masks.decode_rle_strings` reads them
+    (an escaped backslash is one char). Per string: (sum of runs, sum of odd runs, whether a
+    run is negative or beyond 2**32 - 1, which the general path reports)."""
+    for i in range(lo, hi):
+        p = rle[i, 2]
+        stop = rle[i, 3]
+        o = out_off[i]
+        m = 0
+        t = np.int64(0)
+        k = np.int64(0)
+        while p < stop:
+            value = np.int64(0)
+            shift = 0
+            more = True
+            while more:
+                c = np.int64(buf[p])
+                p += 2 if c == 92 else 1
+                c -= 48
+                value |= (c & 0x1F) << shift
+                more = (c & 0x20) != 0
+                shift += 5
+                if not more and (c & 0x10) != 0:
+                    value -= np.int64(1) << shift  # sign-extend
+            if m > 2:
+                value += np.int64(out[o + m - 2])
+            if value < 0 or value > 0xFFFFFFFF:
+                bad[i] = True
+                value = 0
+            out[o + m] = value
+            t += value
+            if m % 2 == 1:
+                k += value
+            m += 1
+        total[i] = t
+        ones[i] = k
+
+
 _MIN_RECORD_BYTES = 58  # {"image_id":1,"category_id":1,"bbox":[1,1,1,1],"score":1} and a comma
+_MASK_MODES = {"decline": _M_DECLINE, "skip": _M_SKIP, "read": _M_READ}
 
 
-def parse_results_columns(raw: bytes) -> dict | None:
+def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     """Columns of a COCO results file's bytes, or ``None`` when the general loader must read it.
 
     Returns ``{"image_id": int64 (N,), "category_id": int64 (N,), "bbox": float64 (N, 4),
@@ -632,25 +821,43 @@ def parse_results_columns(raw: bytes) -> dict | None:
     ``np.array(..., float64)`` give for every record (ids as Python ints, numbers as
     ``float(token)``; ``-0`` is the integer 0, ``-0.0`` the float -0.0), in file order.
 
+    ``masks`` says what a ``segmentation`` or ``keypoints`` key does: ``"decline"`` (None),
+    ``"skip"`` (validated as JSON, not read: for box evaluation, where pycocotools reads no
+    mask of results that have boxes), or ``"read"``: every record must then have a
+    ``segmentation`` that is compressed RLE, ``{"size": [h, w], "counts": "..."}``, and may
+    lack ``bbox``; the result adds ``"masks"``, a :class:`deteval.io.masks.Masks` equal to
+    what ``masks_from_segmentations`` reads, and ``"has_bbox"`` becomes a bool array (rows
+    without a box have zeros there). Keypoints decline in this mode.
+
     ``None`` for anything else: a top level that is not a list of objects, a record
     without one of the four keys or with a duplicate of one, ids that are not integer
     tokens of at most 18 digits, a bbox that is not 4 numbers, a ``segmentation`` or
-    ``keypoints`` key, a key with escapes, NaN/Infinity, an infinite value, malformed
-    JSON or UTF-8, nesting deeper than 200 in extra values.
+    ``keypoints`` key (as ``masks`` says), a key with escapes, NaN/Infinity, an infinite
+    value, malformed JSON or UTF-8, nesting deeper than 200 in extra values; for masks
+    read, RLE that is not plain (other keys, uncompressed counts, polygons, escapes other
+    than ``\\\\``, chars outside ``'0'``-``'o'``, a negative or 19+ digit size) or that the
+    general path rejects (runs that are negative, beyond 2**32 - 1 or not summing to h*w).
     """
+    mode = _MASK_MODES[masks]
     buf = np.frombuffer(raw, dtype=np.uint8)
     cap = len(raw) // _MIN_RECORD_BYTES + 1
     image_id = np.empty(cap, np.int64)
     category_id = np.empty(cap, np.int64)
     bbox = np.empty((cap, 4), np.float64)
     score = np.empty(cap, np.float64)
+    present = np.empty(cap, np.int64)
+    rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
     spans = np.empty((5 * cap, 4), np.int64)  # (kind, slot, start, end) for Python; pages touched only if used
     stack = np.empty(_MAX_DEPTH, np.uint8)
-    ok, nrec, nspan = _scan_results(buf, image_id, category_id, bbox, score, spans, stack)
+    ok, nrec, nspan = _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, spans, stack)
     if not ok:
         return None
     bbox = bbox[:nrec]
     score = score[:nrec]
+    has_bbox: bool | np.ndarray = True
+    if mode == _M_READ:
+        has_bbox = (present[:nrec] & (1 << _K_BBOX)) != 0
+        bbox[~has_bbox] = 0.0
     if nspan:
         targets = (bbox.reshape(-1), score)
         for kind, slot, start, end in spans[:nspan].tolist():
@@ -658,14 +865,37 @@ def parse_results_columns(raw: bytes) -> dict | None:
             if not math.isfinite(v):
                 return None  # 1e400: the general path reports it
             targets[kind][slot] = v
-    return {
+    out = {
         "image_id": image_id[:nrec],
         "category_id": category_id[:nrec],
         "bbox": bbox,
         "score": score,
-        "has_bbox": True,
+        "has_bbox": has_bbox,
         "n": nrec,
     }
+    if mode == _M_READ:
+        masks_read = _masks_of(buf, rle[:nrec])
+        if masks_read is None:
+            return None
+        out["masks"] = masks_read
+    return out
+
+
+def _masks_of(buf: np.ndarray, rle: np.ndarray):
+    """The scanned compressed RLE as :class:`Masks`, or ``None`` where the general path reports an error."""
+    from deteval.io.masks import Masks
+
+    offsets = np.zeros(len(rle) + 1, np.int64)
+    np.cumsum(rle[:, 4], out=offsets[1:])
+    counts = np.empty(offsets[-1], np.uint32)
+    total, ones, bad = np.zeros(len(rle), np.int64), np.zeros(len(rle), np.int64), np.zeros(len(rle), np.bool_)
+    run_chunks(_decode_rle_spans, len(rle), rle[:, 3] - rle[:, 2], buf, rle, offsets, counts, total, ones, bad)
+    height, width = rle[:, 0].copy(), rle[:, 1].copy()
+    if bad.any() or (total != height * width).any():
+        return None
+    return Masks(counts=counts, offsets=offsets, height=height, width=width, area=ones.astype(np.float64))
+
+
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,19 +3,20 @@
 Every mask becomes a run of ``counts`` (alternating 0-runs and 1-runs over the
 column-major pixels, starting with 0s) in one flat uint32 array, with CSR
 offsets and the mask's height and width. Polygons are rasterised by
-``pycocotools.mask`` (its sub-pixel rounding defines COCO's masks, so nothing
-else can be bit-identical); compressed RLE strings are decoded here.
+:mod:`deteval.io.polygons`, which reproduces ``pycocotools.mask`` exactly (its
+sub-pixel rounding defines COCO's masks); compressed RLE strings are decoded here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from deteval.errors import InputError
+from deteval.jit import njit
 
 _U32 = 0xFFFFFFFF  # pycocotools counts pixels in 32-bit unsigned ints
 _U32_MAX = _U32
@@ -102,6 +103,15 @@ def _run_totals(runs, offsets):  # pragma: no cover - numba
             if (j - offsets[i]) % 2 == 1:
                 ones[i] += r
     return total, ones, negative
+
+
+@njit(cache=True)
+def _place(flat, offsets, rows, values, src_off):  # pragma: no cover - numba
+    """``flat[offsets[rows[i]]:...] = values[src_off[i]:src_off[i + 1]]`` for each i."""
+    for i in range(rows.size):
+        o = offsets[rows[i]]
+        for j in range(src_off[i], src_off[i + 1]):
+            flat[o + j - src_off[i]] = values[j]
 
 
 def _any_per_row(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -196,82 +206,157 @@ def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
             raise InputError(name, record, rule)
 
 
+def _polygon_coords(segs: list, rows: list[int], hs: np.ndarray, ws: np.ndarray):
+    """All polygon rows' coordinates at once, when every one passes ``_check_polygons``:
+    (coords float64, numbers per part, parts per row); ``None`` when some row may not."""
+    if not rows or (hs[rows] <= 0).any() or (ws[rows] <= 0).any():
+        return None
+    objs = [segs[i] for i in rows]
+    per_row = np.fromiter(map(len, objs), np.int64, len(objs))
+    parts = list(chain.from_iterable(objs))
+    if per_row.min() == 0 or set(map(type, parts)) != {list}:
+        return None
+    lengths = np.fromiter(map(len, parts), np.int64, len(parts))
+    if lengths.min() < 6 or (lengths % 2).any() or not set(map(type, chain.from_iterable(parts))) <= {int, float}:
+        return None
+    try:
+        coords = np.fromiter(chain.from_iterable(parts), np.float64, int(lengths.sum()))
+    except OverflowError:  # an integer beyond float64
+        return None
+    if not np.isfinite(coords).all() or np.abs(coords).max() > _POLYGON_LIMIT:
+        return None
+    return coords, lengths, per_row
+
+
+def _rasterise_polygons(segs: list, rows: list[int], hs: np.ndarray, ws: np.ndarray, coords) -> dict:
+    """Runs of the polygon rows (checked): {row: runs} for the few pycocotools rasterises, and
+    (rows, runs, offsets) for the rest, rasterised by :mod:`deteval.io.polygons`."""
+    from deteval.io.polygons import MAX_PIXELS, polygon_runs
+
+    if coords is None:  # numbers of other types (numpy scalars ...): read one part at a time
+        parts = [part for i in rows for part in segs[i]]
+        lengths = np.array([len(part) for part in parts], np.int64)
+        coords = np.concatenate([np.asarray(part, np.float64) for part in parts])
+        coords = (coords, lengths, np.array([len(segs[i]) for i in rows], np.int64))
+    values, lengths, per_row = coords
+    rows_arr = np.asarray(rows, np.int64)
+    h, w = hs[rows_arr], ws[rows_arr]
+    small = (h <= MAX_PIXELS) & (w <= MAX_PIXELS) & (h * np.minimum(w, MAX_PIXELS) <= MAX_PIXELS)  # no overflow
+    if small.all():
+        runs, offsets = polygon_runs(values, lengths, per_row, hs[rows_arr], ws[rows_arr])
+        return {"rows": rows_arr, "runs": runs, "offsets": offsets, "other": {}}
+    # images beyond 2**31 pixels (pycocotools' 32-bit indices): pycocotools itself
+    from pycocotools import mask as mask_utils
+
+    other = {}
+    for i in rows_arr[~small].tolist():
+        rles = mask_utils.frPyObjects(segs[i], int(hs[i]), int(ws[i]))
+        counts = rles[0]["counts"] if len(segs[i]) == 1 else mask_utils.merge(rles)["counts"]
+        other[i] = decode_rle_strings([counts])[0]
+    keep = np.repeat(small, per_row)  # parts of the rows rasterised here
+    keep_values = np.repeat(keep, lengths)
+    runs, offsets = polygon_runs(
+        values[keep_values], lengths[keep], per_row[small], hs[rows_arr[small]], ws[rows_arr[small]]
+    )
+    return {"rows": rows_arr[small], "runs": runs, "offsets": offsets, "other": other}
+
+
 def masks_from_segmentations(
     segs: list[Any], heights: np.ndarray, widths: np.ndarray, name: str, listname: str, records: list
 ) -> Masks:
     """Flat RLE for each segmentation, as pycocotools' ``annToRLE`` reads it.
 
     Polygons are rasterised at the image's size (``heights``/``widths`` per
-    row) by pycocotools, in one call per image size; RLE keeps its own
-    ``size``. Errors name the record: malformed RLE, runs not summing to
+    row) by :mod:`deteval.io.polygons`, bit-identical to pycocotools; RLE keeps
+    its own ``size``. Errors name the record: malformed RLE, runs not summing to
     height*width, negative runs, polygons of fewer than 3 points.
     """
-    from pycocotools import mask as mask_utils
 
     def record(i: int) -> str:
         rid = records[i].get("id") if isinstance(records[i], dict) else None
         return f"{listname}[{i}]" + (f" (id={rid!r})" if rid is not None else "")
 
+    def check_polygon_rows(rows: list[int]) -> None:
+        for i in rows:
+            _check_polygons(segs[i], int(hs[i]), int(ws[i]), name, record(i))
+
     n = len(segs)
     hs, ws = np.zeros(n, np.int64), np.zeros(n, np.int64)
     strings: list[bytes] = [b""] * n
     lists: dict[int, np.ndarray] = {}
-    polygons: dict[tuple[int, int], list[int]] = {}  # image size -> rows
-    for i, seg in enumerate(segs):
-        if type(seg) is dict:
-            size = seg.get("size")
-            counts = seg.get("counts")
-            if type(counts) is str:
-                try:
-                    strings[i] = counts.encode("ascii")
-                except UnicodeEncodeError:
-                    raise InputError(name, record(i), "malformed compressed RLE string") from None
-            elif isinstance(counts, bytes):
-                strings[i] = counts
-            elif isinstance(counts, list):
-                if not all(type(c) is int for c in counts):
-                    raise InputError(name, record(i), "uncompressed RLE 'counts' must be integers")
-                if counts and max(counts) > _U32_MAX:  # before int64 conversion, which may overflow
-                    raise InputError(name, record(i), "RLE has a run beyond 2**32 - 1 (pycocotools stores uint32)")
-                lists[i] = np.array(counts, dtype=np.int64)
+    polygon_rows: list[int] = []
+    try:
+        for i, seg in enumerate(segs):
+            if type(seg) is dict:
+                size = seg.get("size")
+                counts = seg.get("counts")
+                if type(counts) is str:
+                    try:
+                        strings[i] = counts.encode("ascii")
+                    except UnicodeEncodeError:
+                        raise InputError(name, record(i), "malformed compressed RLE string") from None
+                elif isinstance(counts, bytes):
+                    strings[i] = counts
+                elif isinstance(counts, list):
+                    if not set(map(type, counts)) <= {int}:
+                        raise InputError(name, record(i), "uncompressed RLE 'counts' must be integers")
+                    if counts and max(counts) > _U32_MAX:  # before int64 conversion, which may overflow
+                        raise InputError(name, record(i), "RLE has a run beyond 2**32 - 1 (pycocotools stores uint32)")
+                    lists[i] = np.array(counts, dtype=np.int64)
+                else:
+                    rule = f"RLE 'counts' must be a list or a string, got {type(counts).__name__}"
+                    raise InputError(name, record(i), rule)
+                if not (
+                    type(size) in (list, tuple) and len(size) == 2 and type(size[0]) is int and type(size[1]) is int
+                ):
+                    raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
+                if size[0] < 0 or size[1] < 0:
+                    raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
+                if size[0] * size[1] >= 2**63:
+                    rule = f"RLE 'size' {size!r} is too large: height*width must fit in 64 bits"
+                    raise InputError(name, record(i), rule)
+                hs[i], ws[i] = size
+            elif isinstance(seg, list):
+                polygon_rows.append(i)  # checked all at once below
+                hs[i], ws[i] = int(heights[i]), int(widths[i])
             else:
-                rule = f"RLE 'counts' must be a list or a string, got {type(counts).__name__}"
-                raise InputError(name, record(i), rule)
-            if not (type(size) in (list, tuple) and len(size) == 2 and type(size[0]) is int and type(size[1]) is int):
-                raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
-            if size[0] < 0 or size[1] < 0:
-                raise InputError(name, record(i), f"RLE 'size' must be [height, width], got {size!r}")
-            hs[i], ws[i] = size
-        elif isinstance(seg, list):
-            h, w = int(heights[i]), int(widths[i])
-            _check_polygons(seg, h, w, name, record(i))
-            polygons.setdefault((h, w), []).append(i)
-            hs[i], ws[i] = h, w
-        else:
-            raise InputError(name, record(i), f"segmentation must be polygons or RLE, got {type(seg).__name__}")
+                raise InputError(name, record(i), f"segmentation must be polygons or RLE, got {type(seg).__name__}")
+    except InputError:
+        check_polygon_rows(polygon_rows)  # a bad polygon before this record is the first error
+        raise
 
-    for (h, w), rows in polygons.items():
-        parts = [part for i in rows for part in segs[i]]
-        rles = mask_utils.frPyObjects(parts, h, w)  # one RLE per polygon part
-        k = 0
-        for i in rows:
-            m = len(segs[i])
-            strings[i] = rles[k]["counts"] if m == 1 else mask_utils.merge(rles[k : k + m])["counts"]
-            k += m
+    polygons = None
+    if polygon_rows:
+        coords = _polygon_coords(segs, polygon_rows, hs, ws)
+        if coords is None:
+            check_polygon_rows(polygon_rows)  # raises for the first bad one (if any)
+        polygons = _rasterise_polygons(segs, polygon_rows, hs, ws, coords)
+        lists.update(polygons.pop("other"))
 
     runs, n_runs = decode_rle_strings(strings)
     bad = np.flatnonzero(n_runs < 0)
     if len(bad):
         raise InputError(name, record(int(bad[0])), "malformed compressed RLE string")
-    if lists:
+    if lists or polygons is not None:
+        # three sources of runs: the strings (every row, empty but for compressed RLE), the
+        # uncompressed lists and the polygons; each placed as a block per row
         lengths = n_runs.copy()
-        for i, arr in lists.items():
-            lengths[i] = len(arr)
+        pieces = [(np.arange(n), runs, np.concatenate([[0], np.cumsum(n_runs)]))]
+        if polygons is not None:
+            rows, poly_off = polygons["rows"], polygons["offsets"]
+            lengths[rows] = np.diff(poly_off)
+            pieces.append((rows, polygons["runs"], poly_off))
+        if lists:
+            rows = np.fromiter(lists, np.int64, len(lists))
+            arrays = [lists[i] for i in rows.tolist()]
+            lengths[rows] = [len(a) for a in arrays]
+            list_off = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+            pieces.append((rows, np.concatenate(arrays) if arrays else np.zeros(0, np.int64), list_off))
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         flat = np.empty(offsets[-1], np.int64)
-        src = np.concatenate([[0], np.cumsum(n_runs)])
-        for i in range(n):  # few rows are uncompressed (crowd regions): place the rest as blocks
-            flat[offsets[i] : offsets[i + 1]] = lists[i] if i in lists else runs[src[i] : src[i + 1]]
+        for rows, values, src_off in pieces:
+            if src_off[-1]:
+                _place(flat, offsets, rows, values, src_off)
     else:
         offsets = np.concatenate([[0], np.cumsum(n_runs)]).astype(np.int64)
         flat = runs
