@@ -555,7 +555,7 @@ def _with_masks(preds: list, target: list, box_format: str, call: int):
             d = dict(d)
             if "boxes" not in d:
                 m = masks_from_segmentations(enc, np.zeros(n), np.zeros(n), kind, "masks", [{}] * n)
-                xywh = rle_extents(m.counts.astype(np.int64), m.offsets, m.height, m.width)
+                xywh = rle_extents(m.counts, m.offsets, m.height, m.width)
                 d["boxes"] = _from_xywh(xywh, box_format)
             rles.extend(enc)
             out[kind == "target"].append(d)

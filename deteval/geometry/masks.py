@@ -119,7 +119,7 @@ def mask_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_masks, gt_cro
     ``gt_masks``/``dt_masks`` are :class:`deteval.io.masks.Masks` (flat runs);
     group ``i``'s ``D x G`` block, row-major, starts at ``pair_off[i]``.
     """
-    gc, dc = gt_masks.counts.astype(np.int64), dt_masks.counts.astype(np.int64)
+    gc, dc = gt_masks.counts, dt_masks.counts
     g_box = rle_extents(gc, gt_masks.offsets, gt_masks.height, gt_masks.width)
     d_box = rle_extents(dc, dt_masks.offsets, dt_masks.height, dt_masks.width)
     out = np.empty(pair_off[-1])

@@ -233,7 +233,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
 
             rows = kept[boxless]
             sub = masks.take(boxless)
-            boxes[rows] = rle_extents(sub.counts.astype(np.int64), sub.offsets, sub.height, sub.width)
+            boxes[rows] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
             area[rows[missing_area[rows]]] = sub.area[missing_area[rows]]  # no box, no area: the mask's
     elif iou_type == "keypoints":
         kpts = _keypoints(_column(anns, "keypoints", name, "annotations"), name, "annotations", anns)
@@ -372,7 +372,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
     elif branch == "segm":
         from deteval.io.masks import rle_extents
 
-        boxes = rle_extents(masks.counts.astype(np.int64), masks.offsets, masks.height, masks.width)
+        boxes = rle_extents(masks.counts, masks.offsets, masks.height, masks.width)
         given = [i for i, r in enumerate(data) if r.get("bbox", []) != []]  # [] reads as absent, as there
         if given:
             sub = [data[i] for i in given]
@@ -471,7 +471,7 @@ def _results_fast(raw: bytes, name: str, gt: GroundTruth, iou_type: str = "bbox"
             boxless = np.flatnonzero(~has_bbox)
             if len(boxless):
                 sub = masks.take(boxless)
-                boxes[boxless] = rle_extents(sub.counts.astype(np.int64), sub.offsets, sub.height, sub.width)
+                boxes[boxless] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
             area = masks.area
         elif not has_bbox.all():  # the bbox branch needs every box: the general path names the first missing
             return None

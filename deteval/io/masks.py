@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.jit import njit
+from deteval.jit import njit, run_chunks
 
 _U32 = 0xFFFFFFFF  # pycocotools counts pixels in 32-bit unsigned ints
 _U32_MAX = _U32
@@ -122,19 +122,29 @@ def _any_per_row(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return rows
 
 
-@njit(cache=True)
-def rle_extents(counts, offsets, height, width):  # pragma: no cover - numba
-    """Bounding box ``[x, y, w, h]`` of each mask, as pycocotools 2.0.11's ``toBbox``.
+def rle_extents(counts: np.ndarray, offsets: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Bounding box ``[x, y, w, h]`` (float64 ``(N, 4)``) of each mask, as pycocotools 2.0.11's ``toBbox``.
 
     Each non-empty 1-run spans pixels ``start .. end`` (column-major); the box
     takes their columns, and their rows too unless the run crosses a column,
     which makes the box full height. A mask without a (0-run, 1-run) pair has
     box zeros; one whose 1-runs are all empty keeps the initial ``xs = w``, ``ys = h`` and 32-bit
-    wrapped sizes, as pycocotools' unsigned arithmetic leaves them.
+    wrapped sizes, as pycocotools' unsigned arithmetic leaves them. ``counts`` as the
+    :class:`Masks` hold them (uint32); masks are done in ranges on threads.
     """
-    n = len(offsets) - 1
-    out = np.zeros((n, 4))
-    for i in range(n):
+    counts = np.ascontiguousarray(counts, np.uint32)
+    offsets = np.ascontiguousarray(offsets, np.int64)
+    out = np.zeros((len(offsets) - 1, 4))
+    run_chunks(
+        _extents_range, len(out), np.diff(offsets), counts, offsets,
+        np.ascontiguousarray(height, np.int64), np.ascontiguousarray(width, np.int64), out,
+    )  # fmt: skip
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _extents_range(lo, hi, counts, offsets, height, width, out):  # pragma: no cover - numba
+    for i in range(lo, hi):
         h = np.int64(height[i])
         m = (offsets[i + 1] - offsets[i]) // 2 * 2  # a trailing 0-run adds nothing
         if m == 0 or h == 0:
@@ -164,7 +174,6 @@ def rle_extents(counts, offsets, height, width):  # pragma: no cover - numba
         out[i, 1] = ys
         out[i, 2] = (xe - xs + 1) & _U32
         out[i, 3] = (ye - ys + 1) & _U32
-    return out
 
 
 def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
