@@ -136,3 +136,33 @@ def data_dir() -> Path:
 @pytest.fixture(params=list(COCO_PAIRS), ids=list(COCO_PAIRS))
 def coco_pair(request) -> CocoPair:
     return COCO_PAIRS[request.param]
+
+
+# Benchmark presets as test data: the files in benchmarks/data when generated there, else the
+# small presets generated once per session (seeded, a few seconds); the large ones are skipped.
+BENCH_DIR = TESTS_DIR.parent / "benchmarks" / "data"
+GENERATED_IN_TESTS = ("small", "small-segm", "coco-sparse")
+
+
+@pytest.fixture(scope="session")
+def bench_preset(tmp_path_factory):
+    """``bench_preset(name)`` -> the folder with ``gt.json`` and ``dets.json`` of a benchmark preset."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if (BENCH_DIR / name / "dets.json").exists():
+            return BENCH_DIR / name
+        if name not in GENERATED_IN_TESTS:
+            pytest.skip(f"{BENCH_DIR / name} not generated (benchmarks/make_data.py)")
+        if name not in made:
+            sys.path.insert(0, str(TESTS_DIR.parent / "benchmarks"))
+            try:
+                import make_data
+            finally:
+                sys.path.pop(0)
+            out = tmp_path_factory.mktemp(name)
+            make_data.make(name, out, 0)
+            made[name] = out
+        return made[name]
+
+    return get

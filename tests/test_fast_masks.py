@@ -25,8 +25,6 @@ from deteval.io import coco as coco_io
 from deteval.io.fast_results import parse_results_columns
 from deteval.io.masks import Masks
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
-
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
 
 
@@ -367,10 +365,8 @@ def test_random_masks_many(tmp_path, monkeypatch):
 # benchmark files
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("iou_type", ["segm", "bbox"])
-def test_benchmark_file(iou_type, monkeypatch):
-    gt_path, dt_path = BENCH / "small-segm" / "gt.json", BENCH / "small-segm" / "dets.json"
-    if not dt_path.exists():
-        pytest.skip(f"{dt_path} not generated (benchmarks/make_data.py)")
+def test_benchmark_file(iou_type, monkeypatch, bench_preset):
+    gt_path, dt_path = bench_preset("small-segm") / "gt.json", bench_preset("small-segm") / "dets.json"
     gt = coco_io.load_coco_gt(gt_path, iou_type=iou_type)
     monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 1 << 60)
     general = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from deteval.io.fast_results import _Q_MAX, _Q_MIN, _wide, parse_gt_columns, parse_results_columns
 
 DATA = Path(__file__).resolve().parent / "data"
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "data"
 REQUIRED = ("image_id", "category_id", "bbox", "score")
 GEOMETRY = ("segmentation", "keypoints")
 
@@ -131,10 +130,8 @@ def test_data_files_parsed():
 
 
 @pytest.mark.parametrize("preset", ["small", "coco-sparse"])
-def test_benchmark_files(preset):
-    path = BENCH / preset / "dets.json"
-    if not path.exists():
-        pytest.skip(f"{path} not generated (benchmarks/make_data.py)")
+def test_benchmark_files(preset, bench_preset):
+    path = bench_preset(preset) / "dets.json"
     raw = path.read_bytes()
     cols = parse_results_columns(raw)
     assert cols is not None
@@ -654,10 +651,8 @@ def test_gt_data_files(name):
 
 
 @pytest.mark.parametrize("preset", ["small", "small-segm"])
-def test_gt_benchmark_files(preset):
-    path = BENCH / preset / "gt.json"
-    if not path.exists():
-        pytest.skip(f"{path} not generated (benchmarks/make_data.py)")
+def test_gt_benchmark_files(preset, bench_preset):
+    path = bench_preset(preset) / "gt.json"
     check_gt(path.read_bytes(), must_parse=True)
 
 
