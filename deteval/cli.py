@@ -97,6 +97,17 @@ def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
         "--beta", type=_positive_float, default=1.0, metavar="B", help="F-beta weight of recall (default: 1, F1)"
     )
     p.add_argument(
+        "--at-iou",
+        type=_positive_float,
+        metavar="T",
+        help="the IoU threshold of the curves, plots and operating points (one that was evaluated; default .50)",
+    )
+    p.add_argument(
+        "--at-area",
+        metavar="LABEL",
+        help="the area range of the curves, plots and operating points (default: all)",
+    )
+    p.add_argument(
         "--score-thr",
         type=_finite_float,
         metavar="S",
@@ -179,13 +190,13 @@ def main(argv: list[str] | None = None) -> int:
                 progress.close()
                 print(f"deteval: error: {exc}", file=sys.stderr)
                 return 2
-        status, result, confusion, tide = _after_evaluation(args, module, result, dets, gt, progress)
+        status, result, extras = _after_evaluation(args, module, result, dets, gt, progress)
     if status:
         return status
     if not args.quiet:
         for w in caught:
             print(f"deteval: warning: {w.message}", file=sys.stderr)
-        _print_results(args, result, confusion, tide)
+        _print_results(args, result, extras)
     return 0
 
 
@@ -199,29 +210,38 @@ def _tide(args: argparse.Namespace):
 
 
 def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progress):
-    """Operating points, confusion matrix, TIDE and files: ``(status, result, confusion, tide)``."""
-    if (
-        result.outcomes is not None
-        and result.per_class
-        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
-    ):
-        from deteval.report import with_operating_points
+    """Operating points, confusion matrix, TIDE and files: ``(status, result, extras)``.
 
-        result = with_operating_points(result, beta=args.beta)
-    confusion = tide = None
+    ``extras`` holds what is printed after the summary: ``score_thr`` (text), ``confusion``, ``tide``.
+    """
+    extras: dict = {"score_thr": None, "confusion": None, "tide": None}
+    flag = ""
     try:
+        if (
+            result.outcomes is not None
+            and result.per_class
+            and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
+        ):
+            from deteval.report import with_operating_points
+
+            flag = "--at-iou/--at-area"
+            result = with_operating_points(result, beta=args.beta, iou=args.at_iou, area=args.at_area)
         if args.confusion_thrs is not None:
             progress.stage("confusion matrix")
             flag = "--confusion"
-            confusion = _confusion(args, module, dets, gt)
+            extras["confusion"] = _confusion(args, module, dets, gt)
         if args.tide:
             progress.stage("TIDE")
             flag = "--tide"
-            tide = _tide(args)
+            extras["tide"] = _tide(args)
+        if args.score_thr is not None:
+            flag = "--score-thr"
+            extras["score_thr"] = _score_thr_text(result, args)
     except (InputError, ValueError, TypeError) as exc:
         progress.close()
         print(f"deteval: error: {flag}: {exc}", file=sys.stderr)
-        return 2, result, confusion, tide
+        return 2, result, extras
+    tide, confusion = extras["tide"], extras["confusion"]
     # files first: a closed pipe on stdout (| head) must not lose them
     try:
         for path in (args.json, args.arrays, args.csv, args.markdown, args.curves):
@@ -240,31 +260,32 @@ def _after_evaluation(args: argparse.Namespace, module, result, dets, gt, progre
     except OSError as exc:
         progress.close()
         print(f"deteval: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2, result, confusion, tide
+        return 2, result, extras
     except (ValueError, ImportError) as exc:
         progress.close()
         print(f"deteval: error: {exc}", file=sys.stderr)
-        return 2, result, confusion, tide
-    return 0, result, confusion, tide
+        return 2, result, extras
+    return 0, result, extras
 
 
-def _print_results(args: argparse.Namespace, result, confusion, tide) -> None:
+def _print_results(args: argparse.Namespace, result, extras: dict) -> None:
     print(result.summary())
     if args.per_class:
         from deteval.report import per_class_table
 
         print()
         print(per_class_table(result, sort_by=args.sort_by))
-    if args.score_thr is not None:
+    if extras["score_thr"] is not None:
         print()
-        print(_score_thr_text(result, args))
+        print(extras["score_thr"])
+    confusion = extras["confusion"]
     if confusion is not None:
         print()
         shown = len(confusion.present())
         print(confusion.format_table() if shown <= 20 else confusion.format_summary())
-    if tide is not None:
+    if extras["tide"] is not None:
         print()
-        print(tide.summary())
+        print(extras["tide"].summary())
 
 
 def _score_thr_text(result, args: argparse.Namespace) -> str:
@@ -272,7 +293,7 @@ def _score_thr_text(result, args: argparse.Namespace) -> str:
         return f"--score-thr: the {result.protocol!r} result holds no per-detection outcomes"
     from deteval.operating_points import operating_points_at
 
-    pts = operating_points_at(result, args.score_thr, area=None, beta=args.beta)
+    pts = operating_points_at(result, args.score_thr, iou=args.at_iou, area=args.at_area, beta=args.beta)
     head = (
         f"At score >= {args.score_thr:g} (IoU={pts.iou:.2f}, area={pts.area}); "
         f"micro: counts pooled over classes; macro: mean over classes with ground truth"
@@ -309,7 +330,10 @@ def _write_exports(args: argparse.Namespace, result, confusion=None) -> None:
     if args.curves:
         from deteval.curves import write_pr_curves
 
-        write_pr_curves(result, Path(args.curves), beta=args.beta, score_thr=args.score_thr)
+        write_pr_curves(
+            result, Path(args.curves), iou=args.at_iou, area=args.at_area or "all", beta=args.beta,
+            score_thr=args.score_thr,
+        )  # fmt: skip
     if args.plot:
         _write_plots(args, result, confusion)
 
@@ -319,14 +343,15 @@ def _write_plots(args: argparse.Namespace, result, confusion) -> None:
     from deteval.curves import default_iou, has_coco_arrays
 
     out = Path(args.plot)
-    iou = default_iou(result)
+    iou = default_iou(result) if args.at_iou is None else args.at_iou
+    area = args.at_area or "all"
     if has_coco_arrays(result):
-        plots.plot_pr_curves(result, out, iou=iou)
+        plots.plot_pr_curves(result, out, iou=iou, area=area)
     elif result.outcomes is None:
         raise ValueError(f"--plot: the {result.protocol!r} result has neither COCO arrays nor per-detection outcomes")
     if result.outcomes is not None:
-        plots.plot_pr_per_class(result, out / "pr_per_class.png", iou=iou)
-        plots.plot_f_vs_confidence(result, out / f"f{args.beta:g}_confidence.png", iou=iou, beta=args.beta)
+        plots.plot_pr_per_class(result, out / "pr_per_class.png", iou=iou, area=area)
+        plots.plot_f_vs_confidence(result, out / f"f{args.beta:g}_confidence.png", iou=iou, area=area, beta=args.beta)
     if confusion is not None:
         plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
 

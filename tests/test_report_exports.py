@@ -371,3 +371,26 @@ def test_cli_creates_output_directories_and_reports_unwritable_paths(tmp_path, c
     blocker.write_text("")
     assert main(["--sample", "--quiet", "--json", str(blocker / "x.json")]) == 2
     assert f"cannot write {blocker}" in capsys.readouterr().err
+
+
+def test_cli_at_iou_and_area_select_the_curves_and_operating_points(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["--sample", "--quiet", "--curves", str(out), "--at-iou", "0.75", "--at-area", "large"]) == 0
+    curves = json.loads(out.read_text())
+    assert (curves["iou"], curves["area"]) == (0.75, "large")
+    expected = best_operating_points(deteval.evaluate(*_sample_pair()), iou=0.75, area="large")
+    assert curves["operating_points"]["best"]["micro"]["fbeta"] == expected.micro.fbeta
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--per-class", "--at-iou", "0.33"], "--at-iou/--at-area: IoU 0.33 is not an evaluated threshold"),
+        (["--score-thr", "0.5", "--at-area", "huge"], "--score-thr: area 'huge' is not an evaluated area range"),
+        (["--curves", "x.json", "--at-area", "huge"], "area 'huge' is not an evaluated area range"),
+    ],
+)
+def test_cli_at_iou_and_area_must_be_evaluated(flags, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--sample", "--quiet", *flags]) == 2
+    assert message in capsys.readouterr().err
