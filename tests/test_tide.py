@@ -156,10 +156,11 @@ def test_containers_and_image_order():
     assert ascending.ap == pytest.approx(by_path.ap, abs=0.5)
 
 
-def test_parallel_kernel_same_results(monkeypatch):
+def test_threaded_kernel_same_results(monkeypatch):
     pair = COCO_PAIRS["coco_fake100"]
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
     serial = tide_errors(str(pair.dt_path), str(pair.gt_path))
-    monkeypatch.setattr(K, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
     parallel = tide_errors(str(pair.dt_path), str(pair.gt_path))
     assert parallel.to_dict() == serial.to_dict()
     np.testing.assert_array_equal(parallel.det_error, serial.det_error)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from deteval.geometry.boxes import iou_xywh
-from deteval.jit import njit
+from deteval.jit import njit, run_chunks
 
 # detection states
 FP, TP, IGNORED = 0, 1, 2
@@ -39,32 +38,20 @@ def image_pass(d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_
     err = np.full(n_det, NO_ERROR, np.int8)
     target = np.full(n_det, -1, np.int64)
     gt_used = np.zeros(g_box.shape[0], np.bool_)
-    args = (d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used)
-    # a parallel launch costs more than the work on small inputs (and much more on a busy machine)
-    pairs = int(np.sum(np.diff(d_off) * np.diff(g_off))) if len(d_off) > 1 else 0
-    (_images_parallel if pairs + n_det > PARALLEL_MIN_WORK else _images_serial)(*args)
+    # images are independent: ranges of them run on threads (run_chunks runs small inputs inline)
+    cost = np.diff(d_off) * (np.diff(g_off) + 1) if len(d_off) > 1 else None
+    run_chunks(
+        _images, len(d_off) - 1, cost,
+        d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used,
+    )  # fmt: skip
     return state, err, target, gt_used
 
 
-PARALLEL_MIN_WORK = 200_000
-
-
-@njit(cache=True, parallel=True)
-def _images_parallel(
-    d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used
+@njit(cache=True, nogil=True)
+def _images(
+    lo, hi, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used
 ):  # pragma: no cover - numba
-    for im in prange(len(d_off) - 1):
-        _one_image(
-            im, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off,
-            c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used,
-        )  # fmt: skip
-
-
-@njit(cache=True)
-def _images_serial(
-    d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used
-):  # pragma: no cover - numba
-    for im in range(len(d_off) - 1):
+    for im in range(lo, hi):
         _one_image(
             im, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off,
             c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used,
