@@ -29,7 +29,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols.coco import CocoMatches, CocoParams, make_params, match, result_from_matches
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, sorted_unique
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, sorted_unique, xywh_area
 
 __all__ = ["BOX_FORMATS", "Evaluator", "EvaluatorState", "merge_states", "result_from_state", "state_from_matches"]
 
@@ -494,7 +494,7 @@ def _parse_batch(preds: list, target: list, box_format: str, call: int) -> _Batc
 
     gt_crowd = _optional(per["tc"], n_gt, bool)
     gt_ignore = _optional(per["ti"], n_gt, bool)
-    gt_area = gt_boxes[:, 2] * gt_boxes[:, 3]  # torchmetrics' and load_coco_gt's default
+    gt_area = xywh_area(gt_boxes)  # torchmetrics' and load_coco_gt's default
     given = [a is not None for a in per["ta"]]
     if any(given):
         has = np.repeat(np.array(given), n_gt)
@@ -805,7 +805,7 @@ class Evaluator:
             category=inverse[n_gt:],
             boxes=np.ascontiguousarray(b.dt_boxes),
             score=b.dt_scores,
-            area=b.dt_boxes[:, 2] * b.dt_boxes[:, 3],
+            area=xywh_area(b.dt_boxes),
             box_format="xywh",
             source="preds",
         )

@@ -243,3 +243,24 @@ def test_non_numeric_image_size():
     gt = _gt()
     gt["images"][1]["height"] = "100"
     assert "images[1] (id=2): height must be numeric, got '100'" in _error(_dets(), gt)
+
+
+def test_overflowing_box_area_is_inf_without_a_warning(recwarn):
+    """w*h beyond float range is inf, silently, as pycocotools' Python product makes it."""
+    from oracle import assert_same, run_pycocotools
+
+    gt = {
+        "images": [{"id": 1, "height": 10, "width": 10}],
+        "categories": [{"id": 1, "name": "a"}],
+        "annotations": [
+            {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1e200, 1e200], "iscrowd": 0, "area": 4.0},
+            {"id": 2, "image_id": 1, "category_id": 1, "bbox": [0, 0, 2, 2], "iscrowd": 0, "area": 4.0},
+        ],
+    }
+    dt = [
+        {"image_id": 1, "category_id": 1, "bbox": [0, 0, 1e200, 1e200], "score": 0.5},
+        {"image_id": 1, "category_id": 1, "bbox": [0, 0, 2, 2], "score": 0.4},
+    ]
+    res = deteval.evaluate(dt, gt)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert_same(res, run_pycocotools(dt, gt))

@@ -221,3 +221,24 @@ def test_validation():
         outcomes(dt, gt, thrs=(0.0,))
     with pytest.raises(ValueError, match="protocol"):
         evaluate(dt, gt)
+
+
+def test_nan_overlap_is_voc_evals_max_and_argmax():
+    """Overflowing boxes give a NaN IoU; voc_eval's np.max is then NaN and np.argmax its first index: a FP."""
+    gt_rows = [(0, 0, 0, 0, 2, 2, 0), (0, 0, 0, 0, 1e200, 1e200, 0)]
+    dt_rows = [(0, 0, 0.9, 0, 0, 1e200, 1e200)]
+    dt, gt = make(gt_rows, dt_rows)
+    overlaps = []
+    for g in gt.boxes:  # voc_eval's arithmetic, vectorised over one ground truth at a time
+        b = dt.boxes[0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            iw = np.maximum(np.minimum(g[2], b[2]) - np.maximum(g[0], b[0]) + 1.0, 0.0)
+            ih = np.maximum(np.minimum(g[3], b[3]) - np.maximum(g[1], b[1]) + 1.0, 0.0)
+            inters = iw * ih
+            uni = (b[2] - b[0] + 1.0) * (b[3] - b[1] + 1.0) + (g[2] - g[0] + 1.0) * (g[3] - g[1] + 1.0) - inters
+            overlaps.append(inters / uni)
+    assert np.isnan(overlaps[1]) and not np.isnan(overlaps[0])
+    with np.errstate(invalid="ignore"):
+        out, _, best, best_iou = outcomes(dt, gt)
+    assert best.tolist() == [int(np.argmax(overlaps))] and np.isnan(best_iou[0]) == np.isnan(np.max(overlaps))
+    assert out[0].tolist() == [0]

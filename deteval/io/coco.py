@@ -14,7 +14,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.json_source import is_path, read_bytes, read_json
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, xywh_area
 
 FAST_PATH_BYTES = 8 << 20  # files from this size on are parsed straight into arrays
 
@@ -208,7 +208,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     _check_box_sizes(boxes, name, "annotations", anns)
     area_raw = _column(anns, "area", name, "annotations", default=None)
     missing_area = np.array([a is None for a in area_raw], dtype=bool).reshape(-1)
-    area = boxes[:, 2] * boxes[:, 3]
+    area = xywh_area(boxes)
     if not missing_area.all():
         present = [i for i in range(len(anns)) if not missing_area[i]]
         area[present] = _numbers(
@@ -368,7 +368,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         extra["keypoints"] = kpts
 
     if branch == "bbox":
-        area = boxes[:, 2] * boxes[:, 3]
+        area = xywh_area(boxes)
     elif branch == "segm":
         from deteval.io.masks import rle_extents
 
@@ -461,7 +461,7 @@ def _results_fast(raw: bytes, name: str, gt: GroundTruth, iou_type: str = "bbox"
     if not (img_found.all() and cat_found.all()):
         return None
     extra: dict = {}
-    area = boxes[:, 2] * boxes[:, 3]
+    area = xywh_area(boxes)
     if iou_type == "segm":
         masks, has_bbox = cols["masks"], cols["has_bbox"]
         extra = {"masks": masks, "mask_area": masks.area}

@@ -48,6 +48,7 @@ import math
 import numpy as np
 
 from deteval.jit import njit, run_chunks
+from deteval.types import xywh_area
 
 # ---------------------------------------------------------------------------------------------
 # Tables
@@ -1195,12 +1196,13 @@ def parse_gt_columns(raw: bytes) -> dict | None:
         "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
     }
     box = ann["_floats"][:, :4].copy()
+    box_area = xywh_area(box)
     annotations = {
         "id": ann["_ints"][:, 0].copy(),
         "image_id": ann["_ints"][:, 1].copy(),
         "category_id": ann["_ints"][:, 2].copy(),
         "bbox": box,
-        "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box[:, 2] * box[:, 3]),
+        "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box_area),
         "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
         "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
     }

@@ -72,11 +72,18 @@ def _match_kernel(
                         k += 1
             for d in range(nd):
                 n = 0
+                nan = False
                 for k in range(ng):
                     g = order[k]
-                    if not ious[p0 + d * ng + g] < thr_min:
+                    v = ious[p0 + d * ng + g]
+                    nan |= v != v
+                    if not v < thr_min:
                         cand[d * ng + n] = g
                         n += 1
+                if nan:  # after a NaN overlap every later ground truth wins the comparison: scan them all
+                    for k in range(ng):
+                        cand[d * ng + k] = order[k]
+                    n = ng
                 n_cand[d] = n
             for t in range(n_thr):
                 for g in range(ng):

@@ -50,6 +50,10 @@ def _match_kernel(
             jmax = -1
             for j in range(g1 - g0):
                 ov = pixel_iou(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], offset)
+                if ov != ov:  # NaN (overflowing boxes): np.max is NaN and np.argmax its first index
+                    ovmax = ov
+                    jmax = j
+                    break
                 if ov > ovmax:  # strict: the first maximum wins
                     ovmax = ov
                     jmax = j
