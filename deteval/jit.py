@@ -74,7 +74,8 @@ def num_threads() -> int:
 
 
 @cache
-def _pool(n: int) -> ThreadPoolExecutor:
+def _pool(n: int, pid: int) -> ThreadPoolExecutor:
+    # one pool per process: a forked child inherits the pool but not its threads, and would wait forever
     return ThreadPoolExecutor(max_workers=n, thread_name_prefix="deteval")
 
 
@@ -98,6 +99,7 @@ def run_chunks(kernel: Callable, n_items: int, cost: np.ndarray | None, *args) -
         total = np.cumsum(np.asarray(cost, np.float64) + 1.0)  # +1: every item costs a little
         bounds = np.searchsorted(total, np.linspace(0, total[-1], n_chunks + 1)[1:-1], side="right")
         bounds = np.unique(np.concatenate([[0], bounds, [n_items]])).astype(np.int64)
-    futures = [_pool(threads).submit(kernel, int(lo), int(hi), *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    pool = _pool(threads, os.getpid())
+    futures = [pool.submit(kernel, int(lo), int(hi), *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
     for f in futures:
         f.result()

@@ -37,3 +37,27 @@ def test_run_chunks_covers_every_item_once(monkeypatch):
             out = np.zeros(n, np.int64)
             run_chunks(_fill, n, cost, out)
             assert np.array_equal(out, np.arange(n))
+
+
+def test_run_chunks_in_a_forked_child_after_the_parent_used_threads(monkeypatch):
+    import os
+
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    out = np.zeros(100, np.int64)
+    run_chunks(_fill, 100, None, out)  # the parent's pool now has threads
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            child = np.zeros(100, np.int64)
+            run_chunks(_fill, 100, None, child)
+            os._exit(0 if np.array_equal(child, np.arange(100)) else 1)
+        finally:
+            os._exit(2)
+    for _ in range(200):  # the child must finish, not wait on threads it never had
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.WEXITSTATUS(status) == 0
+            return
+        __import__("time").sleep(0.05)
+    os.kill(pid, 9)
+    raise AssertionError("run_chunks hung in a forked child")
