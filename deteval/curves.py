@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.result import EvalResult, _jsonable
+from deteval.result import EvalResult, _jsonable, default_iou_index
 
 
 def _axes(result: EvalResult) -> dict[str, np.ndarray]:
@@ -69,8 +69,7 @@ def default_iou(result: EvalResult) -> float:
         thrs = np.asarray(result.outcomes.iou_thrs, dtype=np.float64)
     else:
         thrs = np.asarray(_axes(result)["iou_thrs"], dtype=np.float64)
-    hit = np.flatnonzero(np.isclose(thrs, 0.5, rtol=0.0, atol=1e-9))
-    return float(thrs[hit[0]] if hit.size else thrs[0])
+    return float(thrs[default_iou_index(thrs)])
 
 
 def curve_indices(

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.result import EvalResult, Outcomes
+from deteval.result import EvalResult, Outcomes, default_iou_index
 
 __all__ = [
     "OperatingPoint",
@@ -95,17 +95,14 @@ def _check_threshold(score_thr: float) -> float:
 def default_iou(source: EvalResult | Outcomes) -> float:
     """0.5 when it is one of the evaluated IoU thresholds, else the first one."""
     out, _ = _outcomes(source)
-    thrs = np.asarray(out.iou_thrs, dtype=np.float64)
-    hit = np.flatnonzero(np.isclose(thrs, 0.5, rtol=0.0, atol=1e-9))
-    return float(thrs[hit[0]] if hit.size else thrs[0])
+    return float(out.iou_thrs[default_iou_index(out.iou_thrs)])
 
 
 def _indices(out: Outcomes, iou: float | None, area: str) -> tuple[int, int]:
     thrs = np.asarray(out.iou_thrs, dtype=np.float64)
     allowed = [round(float(x), 4) for x in thrs]
     if iou is None:
-        hit = np.flatnonzero(np.isclose(thrs, 0.5, rtol=0.0, atol=1e-9))
-        t = int(hit[0]) if hit.size else 0
+        t = default_iou_index(thrs)
     else:
         if isinstance(iou, bool) or not isinstance(iou, Real):
             raise ValueError(f"iou must be a number, one of {allowed}; got {iou!r}")

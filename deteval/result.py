@@ -11,6 +11,12 @@ from typing import Any
 import numpy as np
 
 
+def default_iou_index(iou_thrs: np.ndarray) -> int:
+    """Index of IoU .50 among the thresholds (within 1e-9), else 0: the IoU reports default to."""
+    hit = np.flatnonzero(np.isclose(np.asarray(iou_thrs, dtype=np.float64), 0.5, rtol=0.0, atol=1e-9))
+    return int(hit[0]) if hit.size else 0
+
+
 @dataclass(frozen=True)
 class Outcomes:
     """Every evaluated detection's outcome, the input to score-threshold analyses.

@@ -410,3 +410,23 @@ def coco_cases(draw, many_dets: bool | None = None) -> CocoCase:
         max_dets=None if max_dets is None else list(max_dets),
         use_cats=use_cats,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# byte-level damage to JSON text, for the parsers' "same answer as the general path" tests
+
+JSON_BYTES = list(b'{}[],:"\\-+.eE019 x\x00\xff\x7fnNtf') + [0xC3]
+
+
+def mutate_bytes(raw: bytes, data, alphabet: list[int] = JSON_BYTES) -> bytes:
+    """One byte deleted, inserted or replaced, or the text cut, each drawn from ``data`` (``st.data()``)."""
+    pos = data.draw(st.integers(0, len(raw)))
+    op = data.draw(st.sampled_from(["delete", "insert", "replace", "truncate"]))
+    byte = data.draw(st.sampled_from(alphabet))
+    if op == "delete":
+        return raw[:pos] + raw[pos + 1 :]
+    if op == "insert":
+        return raw[:pos] + bytes([byte]) + raw[pos:]
+    if op == "replace":
+        return raw[:pos] + bytes([byte]) + raw[pos + 1 :]
+    return raw[:pos]

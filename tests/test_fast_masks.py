@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
+from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io
@@ -339,17 +340,7 @@ def test_hypothesis_mask_documents(tmp_path, monkeypatch, raw, iou_type):
 @given(mask_documents(), st.data())
 def test_hypothesis_mask_mutations(tmp_path, monkeypatch, raw, data):
     """One byte deleted, inserted or replaced, or the text cut: the general path's answer."""
-    pos = data.draw(st.integers(0, len(raw)))
-    op = data.draw(st.sampled_from(["delete", "insert", "replace", "truncate"]))
-    byte = data.draw(st.sampled_from(list(b'{}[],:"\\-+.eE019 x\x00\xff\x7fnNtfo0<Oop/') + [0xC3]))
-    if op == "delete":
-        raw = raw[:pos] + raw[pos + 1 :]
-    elif op == "insert":
-        raw = raw[:pos] + bytes([byte]) + raw[pos:]
-    elif op == "replace":
-        raw = raw[:pos] + bytes([byte]) + raw[pos + 1 :]
-    else:
-        raw = raw[:pos]
+    raw = mutate_bytes(raw, data, JSON_BYTES + list(b"o0<Oop/"))  # and RLE characters
     check_file(raw, tmp_path, monkeypatch, iou_type=data.draw(st.sampled_from(["segm", "bbox"])))
 
 

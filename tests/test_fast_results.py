@@ -20,6 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import mutate_bytes
 
 from deteval.io.fast_results import _Q_MAX, _Q_MIN, _wide, parse_gt_columns, parse_results_columns
 
@@ -456,18 +457,7 @@ def test_hypothesis_documents(doc):
 def test_hypothesis_mutations(doc, data):
     """One byte deleted, inserted or replaced, or the text cut: the reference's answer, or None."""
     raw, _ = doc
-    pos = data.draw(st.integers(0, len(raw)))
-    op = data.draw(st.sampled_from(["delete", "insert", "replace", "truncate"]))
-    byte = data.draw(st.sampled_from(list(b'{}[],:"\\-+.eE019 x\x00\xff\x7fnNtf') + [0xC3]))
-    if op == "delete":
-        raw = raw[:pos] + raw[pos + 1 :]
-    elif op == "insert":
-        raw = raw[:pos] + bytes([byte]) + raw[pos:]
-    elif op == "replace":
-        raw = raw[:pos] + bytes([byte]) + raw[pos + 1 :]
-    else:
-        raw = raw[:pos]
-    check(raw)
+    check(mutate_bytes(raw, data))
 
 
 @settings(max_examples=300)

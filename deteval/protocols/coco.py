@@ -296,8 +296,11 @@ def _mean_valid(s: np.ndarray) -> float:
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
-def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int, k=slice(None)):
-    """pycocotools' ``_summarize`` selection: the mean of valid entries, -1 if none."""
+def _summarize_indices(
+    arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int
+) -> tuple[np.ndarray, list[int], list[int]]:
+    """pycocotools' ``_summarize`` lookups: ``arr`` cut to the IoU threshold (exact float equality in
+    compat mode, 1e-12 otherwise; all thresholds for ``iou=None``), and the area and max-dets indices."""
     if iou is not None:
         if params.compat:
             t = np.where(iou == params.iou_thrs)[0]
@@ -306,6 +309,12 @@ def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, m
         arr = arr[t]
     a = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
     m = [i for i, md in enumerate(params.max_dets) if md == max_det]
+    return arr, a, m
+
+
+def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int, k=slice(None)):
+    """pycocotools' ``_summarize`` selection: the mean of valid entries, -1 if none."""
+    arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
     if arr.ndim == 5:  # precision T,R,K,A,M
         return _mean_valid(arr[:, :, k][..., a, m])
     return _mean_valid(arr[:, k][..., a, m])
@@ -384,12 +393,7 @@ def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, are
     """
     k_axis = 2 if arr.ndim == 5 else 1
     n_cat = arr.shape[k_axis]
-    if iou is not None:
-        t = np.where(iou == params.iou_thrs)[0] if params.compat else np.where(
-            np.isclose(params.iou_thrs, iou, rtol=0, atol=1e-12))[0]  # fmt: skip
-        arr = arr[t]
-    a = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
-    m = [i for i, md in enumerate(params.max_dets) if md == max_det]
+    arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
     if len(a) != 1 or len(m) != 1 or arr.shape[0] == 0:
         return np.array([_select(arr, params, None, area, max_det, k=slice(k, k + 1)) for k in range(n_cat)])
     sub = np.moveaxis(arr[..., a[0], m[0]], k_axis, 0).reshape(n_cat, -1)
