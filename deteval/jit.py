@@ -1,13 +1,19 @@
-"""numba for deteval's kernels: one start-up cost deferred, and threads without parfors.
+"""numba for deteval's kernels: start-up costs cut, and threads without parfors.
 
-Every kernel module takes ``njit`` from here. On the first
-compilation or cache load numba imports ``numba.np.arraymath``, which
-imports ``scipy.linalg`` (about 0.15 s) only to learn whether a BLAS exists
-for ``np.dot``-based implementations. deteval's kernels use no BLAS, so that
-module is imported here with scipy's BLAS module kept out of reach, and the
-flag is then set to what numba would have found: scipy is imported later,
-by numba itself, only if some jitted code in the process needs it.
-Nothing changes when numba's arraymath was already imported.
+Every kernel module takes ``njit`` from here. It is numba's, with two
+start-up costs removed from every process:
+
+- Loading a cached kernel skips numba's context refresh (see
+  :class:`_CacheLoadWithoutRefresh`), which imports and installs every
+  typing and lowering registry, about 0.2 s that only compiling needs.
+- Whenever ``numba.np.arraymath`` may be imported for the first time (before
+  a compile, or while unpickling a cached kernel), scipy's BLAS module is
+  kept out of reach of this thread: numba imports ``scipy.linalg`` (about
+  0.15 s) only to learn whether a BLAS exists for ``np.dot``-based
+  implementations, which deteval's kernels do not use. The flag is then set
+  to what numba would have found, so scipy is imported later, by numba
+  itself, only if some jitted code in the process needs it. Nothing changes
+  when numba's arraymath was already imported.
 
 Parallel work runs serial ``nogil`` kernels over ranges of independent items
 (groups, categories) on a thread pool (:func:`run_chunks`), not through
@@ -23,8 +29,10 @@ import importlib.abc
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from functools import cache
 
 import numpy as np
@@ -33,31 +41,78 @@ _BLAS_MODULE = "scipy.linalg.cython_blas"
 
 
 class _DeferBlas(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()  # other threads may import scipy meanwhile
+
     def find_spec(self, name, path=None, target=None):
         # the parents are imported before the module itself: they are the cost
-        if name == "scipy" or name.startswith("scipy.linalg"):
+        if (name == "scipy" or name.startswith("scipy.linalg")) and threading.get_ident() == self.thread:
             raise ImportError(f"{name} deferred by deteval.jit")
         return None
 
 
-def _import_arraymath_without_scipy() -> None:
+@contextmanager
+def _scipy_blas_deferred():
+    """Any import of ``numba.np.arraymath`` in this block does not import scipy (see the module docstring)."""
     if "numba.np.arraymath" in sys.modules or _BLAS_MODULE in sys.modules:
+        yield
         return
     finder = _DeferBlas()
     sys.meta_path.insert(0, finder)
     try:
-        import numba.np.arraymath as arraymath
-    except ImportError:  # pragma: no cover - a numba without this module: nothing to defer
-        return
+        yield
     finally:
         sys.meta_path.remove(finder)
-    if hasattr(arraymath, "_HAVE_BLAS"):
-        arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+        arraymath = sys.modules.get("numba.np.arraymath")
+        if arraymath is not None and hasattr(arraymath, "_HAVE_BLAS"):
+            arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
 
 
-_import_arraymath_without_scipy()
+def _import_arraymath_without_scipy() -> None:
+    with _scipy_blas_deferred(), suppress(ImportError):  # a numba without this module: nothing to defer
+        import numba.np.arraymath  # noqa: F401
 
-from numba import njit  # noqa: E402
+
+from numba import njit as _numba_njit  # noqa: E402
+from numba.core.caching import FunctionCache  # noqa: E402
+from numba.core.runtime import rtsys  # noqa: E402
+
+
+class _CacheLoadWithoutRefresh(FunctionCache):
+    """numba's cache, loading a kernel without first importing every typing registry.
+
+    ``FunctionCache.load_overload`` refreshes the target context before
+    reading the cache: it imports and installs all of numba's typing and
+    lowering registries (about 0.2 s per process) that only compiling needs.
+    Rebuilding cached machine code needs the runtime initialised, nothing more;
+    a miss goes on to numba's compiler, which refreshes the context itself.
+    """
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        # unpickling a kernel imports the modules of the numba implementations it uses
+        with _scipy_blas_deferred(), self._guard_against_spurious_io_errors():
+            loaded = self._load_overload(sig, target_context)
+        if loaded is None:  # numba's compiler refreshes the context next, importing arraymath
+            _import_arraymath_without_scipy()
+        return loaded
+
+
+def njit(*args, **kwargs):
+    """``numba.njit``, with cache loads that skip numba's registry refresh (see above)."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return _light_cache(_numba_njit(args[0]))
+    decorate = _numba_njit(*args, **kwargs)
+    return lambda func: _light_cache(decorate(func))
+
+
+def _light_cache(dispatcher):
+    cache = getattr(dispatcher, "_cache", None)
+    # the same state, only load_overload differs; a numba without the private load leaves numba's own
+    if type(cache) is FunctionCache and hasattr(cache, "_load_overload"):
+        cache.__class__ = _CacheLoadWithoutRefresh
+    return dispatcher
+
 
 __all__ = ["njit", "num_threads", "run_chunks"]
 

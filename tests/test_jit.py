@@ -1,7 +1,8 @@
-"""deteval.jit: numba's scipy import deferred without changing what numba can do; threaded ranges."""
+"""deteval.jit: numba's start-up costs cut without changing what numba can do; threaded ranges."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -10,19 +11,44 @@ import numpy as np
 from deteval.jit import num_threads, run_chunks
 
 
-def test_scipy_is_not_imported_by_a_kernel_call_but_numba_still_finds_blas():
-    code = (
-        "import sys, numpy as np\n"
-        "from deteval.accumulate import group_order\n"
-        "group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]), 1)\n"
-        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported by a kernel call'\n"
+def _run(code: str, cache_dir) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+_CALL = (
+    "import sys, numpy as np\n"
+    "from deteval.accumulate import group_order\n"
+    "group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]), 1)\n"
+)
+
+
+def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
+    code = _CALL + (
+        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported by a kernel compile'\n"
         "import importlib.util, numba, numba.np.arraymath as am\n"
         "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
         "if am._HAVE_BLAS:\n"
         "    f = numba.njit(lambda a, b: np.dot(a, b))\n"
         "    assert f(np.ones(3), np.ones(3)) == 3.0\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    _run(code, tmp_path)  # an empty cache: the kernels compile
+
+
+def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path):
+    _run(_CALL, tmp_path)  # fills the cache
+    code = _CALL + (
+        "for mod in ('numba.np.arraymath', 'numba.np.linalg', 'scipy.linalg'):\n"
+        "    assert mod not in sys.modules, mod + ' imported by a cached kernel load'\n"
+        "from deteval.accumulate import _in_group_order\n"
+        "assert _in_group_order.stats.cache_hits, 'the kernel was compiled, not loaded'\n"
+        "import numba\n"  # after a light load, numba still compiles new code (its compiler refreshes)
+        "f = numba.njit(lambda a: np.sort(a)[::-1].cumsum())\n"
+        "assert f(np.array([2.0, 1.0, 3.0])).tolist() == [3.0, 5.0, 6.0]\n"
+        "import deteval.jit as j, numba.np.arraymath as am, importlib.util\n"
+        "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
+    )
+    _run(code, tmp_path)
 
 
 def _fill(lo, hi, out):

@@ -105,6 +105,9 @@ def sort_by_score_desc(rows, score):  # pragma: no cover - numba
             rows[i] = src[i]
 
 
+_INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes its cache load import numba's arraymath
+
+
 @njit(cache=True)
 def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no cover - numba
     """Walk both sorted row lists once: groups present in either, their offsets, detection ranks and the cut.
@@ -118,7 +121,7 @@ def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no c
     dt_keep = np.empty(n_dt, np.int64)
     dt_rank = np.empty(n_dt, np.int32)
     i = j = kept = n = 0
-    big = np.iinfo(np.int64).max
+    big = _INT64_MAX
     while i < n_gt or j < n_dt:
         key = min(gt_key[gt_order[i]] if i < n_gt else big, dt_key[dt_order[j]] if j < n_dt else big)
         keys[n] = key
@@ -171,7 +174,7 @@ def group_by_image_category(
         gt_order = counting_sort(gi, counting_sort(gc, gt_order, n_cat), n_img)
         dt_order = counting_sort(di, counting_sort(dc, dt_order, n_cat), n_img)
         gt_key, dt_key = gi, di
-    cut = np.iinfo(np.int64).max if max_det is None else int(max_det)
+    cut = _INT64_MAX if max_det is None else int(max_det)
     score = np.ascontiguousarray(dt.score, np.float64)
     keys, gt_off, dt_off, dt_rows, dt_rank = _csr(gt_key, gt_order, dt_key, dt_order, score, cut)
     return Groups(
