@@ -39,13 +39,19 @@ def _accumulate_kernel(
         for a in range(n_area):
             cap = max(cap, npig[k, a])
         # per (max dets, area x threshold): false positives before each true positive, and its position
-        n_tp = np.zeros((n_md, n_var), np.int64)
+        n_tp = np.empty((n_md, n_var), np.int64)
         tp_fp = np.empty((n_md, n_var, cap), np.int32)
         tp_pos = np.empty((n_md, n_var, cap), np.int32)
-        first = np.full(n_md, -1, np.int64)  # first detection kept at each max dets
+        first = np.empty(n_md, np.int64)  # first detection kept at each max dets
+        for m in range(n_md):
+            first[m] = -1
         # a detection counts at every max dets from the least that keeps it (m0) on, so false positives
         # are counted once, under m0, and summed over m' <= m when a true positive needs the count at m
-        fp_by_m0 = np.zeros((n_md, n_var), np.int64)
+        fp_by_m0 = np.empty((n_md, n_var), np.int64)
+        for m in range(n_md):  # zeroed by loops: np.zeros and np.full add compile time on every cold start
+            for j in range(n_var):
+                n_tp[m, j] = 0
+                fp_by_m0[m, j] = 0
         for p in range(p0, p1):
             row = order[p]
             m0 = 0

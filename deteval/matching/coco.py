@@ -42,15 +42,18 @@ def _match_kernel(
     # no ground truth below the lowest threshold can ever be matched, nor stop a scan early (ignored
     # ground truth comes last, so a break at one would come at the next ignored candidate too);
     # each detection's scan is over its candidates only, usually none or one
+    thr = np.empty(n_thr)
     thr_min = 1 - 1e-10
     for t in range(n_thr):
+        thr[t] = min(iou_thrs[t], 1 - 1e-10)
         thr_min = min(thr_min, iou_thrs[t])
     # scratch is allocated once per call, not per group
     ig = np.empty(max_ng, np.bool_)
     order = np.empty(max_ng, np.int64)
-    taken = np.empty(max_ng, np.bool_)
+    taken = np.empty(n_thr * max_ng, np.bool_)  # per threshold: thresholds never share a match
     cand = np.empty(max_pairs, np.int64)
     n_cand = np.empty(max_nd, np.int64)
+    scan = np.empty(max_ng, np.int64)
     for grp in range(lo_grp, hi_grp):
         g0, g1 = gt_off[grp], gt_off[grp + 1]
         d0, d1 = dt_off[grp], dt_off[grp + 1]
@@ -58,6 +61,18 @@ def _match_kernel(
         if nd == 0:
             continue
         p0 = pair_off[grp]
+        # candidates in file order, the same in every area range; -1: a NaN overlap, after which every
+        # later ground truth wins the comparison, so all are scanned
+        for d in range(nd):
+            n = 0
+            nan = False
+            for g in range(ng):
+                v = ious[p0 + d * ng + g]
+                nan |= v != v
+                if not v < thr_min:
+                    cand[d * ng + n] = g
+                    n += 1
+            n_cand[d] = -1 if nan else n
         for a in range(n_area):
             lo, hi = area_lo[a], area_hi[a]
             for g in range(ng):
@@ -70,31 +85,31 @@ def _match_kernel(
                     if ig[g] == flag:
                         order[k] = g
                         k += 1
+            for i in range(n_thr * ng):
+                taken[i] = False
             for d in range(nd):
+                # this detection's scan: its candidates in that order
                 n = 0
-                nan = False
-                for k in range(ng):
-                    g = order[k]
-                    v = ious[p0 + d * ng + g]
-                    nan |= v != v
-                    if not v < thr_min:
-                        cand[d * ng + n] = g
-                        n += 1
-                if nan:  # after a NaN overlap every later ground truth wins the comparison: scan them all
+                if n_cand[d] < 0:
                     for k in range(ng):
-                        cand[d * ng + k] = order[k]
+                        scan[k] = order[k]
                     n = ng
-                n_cand[d] = n
-            for t in range(n_thr):
-                for g in range(ng):
-                    taken[g] = False
-                thr = min(iou_thrs[t], 1 - 1e-10)
-                for d in range(nd):
-                    best = thr
+                else:
+                    for flag in (False, True):
+                        for k in range(n_cand[d]):
+                            g = cand[d * ng + k]
+                            if ig[g] == flag:
+                                scan[n] = g
+                                n += 1
+                da = dt_area[d0 + d]
+                outside = da < lo or da > hi
+                for t in range(n_thr):
+                    tk = t * ng
+                    best = thr[t]
                     m = -1
-                    for k in range(n_cand[d]):
-                        g = cand[d * ng + k]
-                        if taken[g] and not gt_crowd[g0 + g]:
+                    for k in range(n):
+                        g = scan[k]
+                        if taken[tk + g] and not gt_crowd[g0 + g]:
                             continue
                         # once a regular ground truth is matched, ignored ones cannot take over
                         if m > -1 and not ig[m] and ig[g]:
@@ -109,11 +124,9 @@ def _match_kernel(
                     if m > -1:
                         ignored = ig[m]
                         counts = gt_counts[g0 + m]
-                        taken[m] = True
-                    if not counts:
-                        da = dt_area[d0 + d]
-                        if da < lo or da > hi:
-                            ignored = True
+                        taken[tk + m] = True
+                    if not counts and outside:
+                        ignored = True
                     if ignored:
                         out[d0 + d, a, t] = IGNORED
                     elif counts:
