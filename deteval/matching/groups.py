@@ -54,14 +54,71 @@ def counting_sort(keys, order, n_bins):  # pragma: no cover - numba
     return out
 
 
+_SIGN = np.uint64(1 << 63)
+_BYTE = np.uint64(255)
+_RADIX_MIN = 256  # shorter slices: the merge sort below is quicker than 8 histogram passes
+
+
+@njit(cache=True)
+def _radix_sort_by_score_desc(rows, score):  # pragma: no cover - numba
+    """:func:`sort_by_score_desc` as a byte-wise LSD radix sort (stable, so ties keep their order).
+
+    The scores' bits are mapped to unsigned keys whose ascending order is descending
+    score, with -0.0 read as 0.0 (they tie in a comparison). Returns False, leaving
+    ``rows`` as they were, if a score is NaN: comparisons order NaN in no consistent way.
+    """
+    n = len(rows)
+    val = np.empty(n)
+    for i in range(n):
+        s = score[rows[i]]
+        if s != s:
+            return False
+        val[i] = s + 0.0  # -0.0 + 0.0 is 0.0
+    key = val.view(np.uint64)
+    for i in range(n):
+        u = key[i]
+        key[i] = u if u & _SIGN else ~u & ~_SIGN
+    key_buf = np.empty(n, np.uint64)
+    row_buf = np.empty_like(rows)
+    src_k, src_r, dst_k, dst_r = key, rows, key_buf, row_buf
+    hist = np.empty(256, np.int64)
+    for byte in range(8):
+        shift = np.uint64(8 * byte)
+        for b in range(256):
+            hist[b] = 0
+        for i in range(n):
+            hist[np.int64((src_k[i] >> shift) & _BYTE)] += 1
+        if hist[np.int64((src_k[0] >> shift) & _BYTE)] == n:
+            continue  # every key has this byte: the pass would keep the order
+        start = 0
+        for b in range(256):
+            c = hist[b]
+            hist[b] = start
+            start += c
+        for i in range(n):
+            b = np.int64((src_k[i] >> shift) & _BYTE)
+            dst_k[hist[b]] = src_k[i]
+            dst_r[hist[b]] = src_r[i]
+            hist[b] += 1
+        src_k, src_r, dst_k, dst_r = dst_k, dst_r, src_k, src_r
+    if src_r is not rows:
+        for i in range(n):  # an element loop: numba's array-to-array slice assignment costs 3 s to compile
+            rows[i] = src_r[i]
+    return True
+
+
 @njit(cache=True)
 def sort_by_score_desc(rows, score):  # pragma: no cover - numba
     """Stable in-place sort of ``rows`` by descending ``score[rows]``: ties keep their order.
 
-    Insertion sort for short runs, then bottom-up merges (written out: numba's
-    generic mergesort costs seconds of compilation on every cold start).
+    Long slices (a category's detections) take a radix sort; short ones (an
+    image's), and any holding a NaN score, an insertion sort of short runs then
+    bottom-up merges (written out: numba's generic mergesort costs seconds of
+    compilation on every cold start).
     """
     n = len(rows)
+    if n >= _RADIX_MIN and _radix_sort_by_score_desc(rows, score):
+        return
     run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)

@@ -1,0 +1,54 @@
+"""The score sort every ranking uses: stable, descending, the same order as a stable comparison sort."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deteval.matching.groups import _RADIX_MIN, _radix_sort_by_score_desc, sort_by_score_desc
+
+# ties, both zeros, infinities, negatives and subnormals: every way the bit mapping could go wrong
+_POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 5e-324, -5e-324, 1e300, 0.999]
+
+
+@st.composite
+def _case(draw):
+    n_score = draw(st.integers(1, 3 * _RADIX_MIN))
+    picked = draw(st.lists(st.sampled_from(range(len(_POOL))), min_size=1, unique=True))  # 0.0 == -0.0: by index
+    pool = [_POOL[i] for i in picked]
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    score = rng.choice(np.array(pool), n_score)
+    n = draw(st.integers(0, n_score))
+    rows = rng.permutation(n_score)[:n].astype(np.int64)
+    return rows, score
+
+
+@given(_case())
+def test_sort_by_score_desc_is_a_stable_descending_sort(case):
+    rows, score = case
+    expected = rows[np.argsort(-score[rows], kind="stable")]  # -0.0 and 0.0 compare equal: they tie
+    got = rows.copy()
+    sort_by_score_desc(got, score)
+    assert np.array_equal(got, expected)
+
+
+def test_a_category_sized_slice_with_many_ties():
+    rng = np.random.default_rng(0)
+    score = np.round(rng.random(20000), 3)  # scores rounded as detectors write them: many ties
+    rows = rng.permutation(20000)[:6000].astype(np.int64)
+    got = rows.copy()
+    assert _radix_sort_by_score_desc(got, score)
+    assert np.array_equal(got, rows[np.argsort(-score[rows], kind="stable")])
+
+
+def test_a_nan_score_leaves_the_radix_sort_to_the_comparison_sort():
+    score = np.arange(2 * _RADIX_MIN, dtype=np.float64)
+    score[7] = np.nan
+    rows = np.arange(2 * _RADIX_MIN, dtype=np.int64)
+    untouched = rows.copy()
+    assert not _radix_sort_by_score_desc(untouched, score)
+    assert np.array_equal(untouched, rows)
+    sort_by_score_desc(rows, score)  # the merge sort's order, whatever NaN does to it: still a permutation
+    assert np.array_equal(np.sort(rows), np.arange(2 * _RADIX_MIN))
