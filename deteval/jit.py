@@ -1,11 +1,12 @@
 """numba for deteval's kernels: start-up costs cut, and threads without parfors.
 
-Every kernel module takes ``njit`` from here. It is numba's, with two
-start-up costs removed from every process:
+Every kernel module takes ``njit`` from here. It is numba's, with a cache
+key that covers the kernels a kernel calls (see :class:`_KernelCache`) and
+two start-up costs removed from every process:
 
 - Loading a cached kernel skips numba's context refresh (see
-  :class:`_CacheLoadWithoutRefresh`), which imports and installs every
-  typing and lowering registry, about 0.2 s that only compiling needs.
+  :class:`_KernelCache`), which imports and installs every typing and
+  lowering registry, about 0.2 s that only compiling needs.
 - Whenever ``numba.np.arraymath`` may be imported for the first time (before
   a compile, or while unpickling a cached kernel), scipy's BLAS module is
   kept out of reach of this thread: numba imports ``scipy.linalg`` (about
@@ -25,6 +26,7 @@ may run on.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.util
 import os
@@ -34,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -78,14 +81,32 @@ from numba.core.caching import FunctionCache  # noqa: E402
 from numba.core.runtime import rtsys  # noqa: E402
 
 
-class _CacheLoadWithoutRefresh(FunctionCache):
-    """numba's cache, loading a kernel without first importing every typing registry.
+@cache
+def _kernel_sources_digest() -> str:
+    """sha256 of every deteval module that takes ``njit`` from here (their paths and bytes)."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_bytes()
+        if path.name == "jit.py" or b"deteval.jit import" in text:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text)
+    return digest.hexdigest()
+
+
+class _KernelCache(FunctionCache):
+    """numba's on-disk cache for deteval's kernels: loads skip a refresh, and any kernel source is part of the key.
 
     ``FunctionCache.load_overload`` refreshes the target context before
     reading the cache: it imports and installs all of numba's typing and
     lowering registries (about 0.2 s per process) that only compiling needs.
     Rebuilding cached machine code needs the runtime initialised, nothing more;
     a miss goes on to numba's compiler, which refreshes the context itself.
+
+    numba keys a cached kernel on its own bytecode and checks its own file's
+    time stamp, but a kernel carries the machine code of the kernels it calls,
+    which may live in other files: after an upgrade that changed only a callee,
+    numba would load the old code. The key here adds a digest of every kernel
+    module's source, so a change to any of them recompiles them all.
     """
 
     def load_overload(self, sig, target_context):
@@ -97,20 +118,23 @@ class _CacheLoadWithoutRefresh(FunctionCache):
             _import_arraymath_without_scipy()
         return loaded
 
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), _kernel_sources_digest())
+
 
 def njit(*args, **kwargs):
-    """``numba.njit``, with cache loads that skip numba's registry refresh (see above)."""
+    """``numba.njit``, its cache a :class:`_KernelCache`."""
     if len(args) == 1 and callable(args[0]) and not kwargs:
-        return _light_cache(_numba_njit(args[0]))
+        return _with_kernel_cache(_numba_njit(args[0]))
     decorate = _numba_njit(*args, **kwargs)
-    return lambda func: _light_cache(decorate(func))
+    return lambda func: _with_kernel_cache(decorate(func))
 
 
-def _light_cache(dispatcher):
+def _with_kernel_cache(dispatcher):
     cache = getattr(dispatcher, "_cache", None)
-    # the same state, only load_overload differs; a numba without the private load leaves numba's own
-    if type(cache) is FunctionCache and hasattr(cache, "_load_overload"):
-        cache.__class__ = _CacheLoadWithoutRefresh
+    # the same state, two methods differ; a numba without these private methods keeps its own cache
+    if type(cache) is FunctionCache and hasattr(cache, "_load_overload") and hasattr(cache, "_index_key"):
+        cache.__class__ = _KernelCache
     return dispatcher
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -87,3 +88,33 @@ def test_run_chunks_in_a_forked_child_after_the_parent_used_threads(monkeypatch)
         __import__("time").sleep(0.05)
     os.kill(pid, 9)
     raise AssertionError("run_chunks hung in a forked child")
+
+
+def test_a_change_to_a_called_kernels_file_recompiles_the_caller(tmp_path):
+    import shutil
+
+    import deteval
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(Path(deteval.__file__).parent, pkg / "deteval", ignore=shutil.ignore_patterns("__pycache__"))
+    code = (
+        "import numpy as np\n"
+        "from deteval.accumulate import accumulate, _accumulate_kernel\n"
+        "st = np.ones((2, 1, 1), np.int8)\n"
+        "accumulate(np.zeros(2, np.int32), np.arange(2, dtype=np.int32), np.zeros(2, np.int32), np.ones(2),"
+        " st, np.full((1, 1), 2), np.array([1]), np.linspace(0, 1, 3))\n"
+        "print(sum(_accumulate_kernel.stats.cache_hits.values()))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(pkg)}
+
+    def hits() -> int:
+        run = [sys.executable, "-c", code]
+        out = subprocess.run(run, env=env, cwd=tmp_path, check=True, capture_output=True, text=True)
+        return int(out.stdout.split()[-1])
+
+    assert hits() == 0  # compiled
+    assert hits() == 1  # loaded
+    # the accumulate kernel carries the machine code of groups.sort_by_score_desc: a change there must reach it
+    with open(pkg / "deteval" / "matching" / "groups.py", "a") as f:
+        f.write("\n# changed\n")
+    assert hits() == 0
