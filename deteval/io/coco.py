@@ -167,8 +167,8 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         4 numbers or has a negative size, duplicate annotation or category ids.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
-    if raw is not None and iou_type == "bbox" and len(raw) >= FAST_PATH_BYTES:
-        fast = _gt_fast(raw, str(source))
+    if raw is not None and iou_type in ("bbox", "segm") and len(raw) >= FAST_PATH_BYTES:
+        fast = _gt_fast(raw, str(source), iou_type)
         if fast is not None:
             return fast
     data, name = read_json(source, "ground truth", raw)
@@ -402,16 +402,21 @@ def _box_polygon(box: np.ndarray) -> list:
     return [[x1, y1, x1, y2, x2, y2, x2, y1]]
 
 
-# Fast paths: plain box files (and results with compressed-RLE masks) parsed by
-# deteval.io.fast_results straight into columns, bit-identical to the general path. They decline
-# (None) whatever needs a warning or an error message, which the general path then gives. Their
-# kernels take ~20 s to compile once, so small files skip them.
+# Fast paths: plain box files (and ground truth with polygon or RLE masks, results with
+# compressed-RLE masks) parsed by deteval.io.fast_results straight into columns, bit-identical to
+# the general path. They decline (None) whatever needs a warning or an error message, which the
+# general path then gives. Their kernels take ~15-25 s to compile once, so small files skip them.
 
 
-def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
-    from deteval.io.fast_results import parse_gt_columns
+def _gt_fast(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth | None:
+    """Ground truth read by the scanner, as the general path reads it, or ``None`` (the general path's).
 
-    cols = parse_gt_columns(raw)
+    Mask evaluation reads every annotation's segmentation; a missing box is then the mask's
+    extent and, with the area missing too, the area the mask's, as in ``load_coco_gt``.
+    """
+    from deteval.io.fast_results import gt_masks, parse_gt_columns
+
+    cols = parse_gt_columns(raw, segm=iou_type == "segm")
     if cols is None:
         return None
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
@@ -426,11 +431,26 @@ def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
     boxes = an["bbox"]
     if not (img_found.all() and cat_found.all()) or ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
         return None
+    area = an["area"]
+    extra: dict = {}
+    if iou_type == "segm":
+        masks = gt_masks(an["segmentation"], images.height[image], images.width[image])
+        if masks is None:
+            return None
+        extra["masks"] = masks
+        boxless = np.flatnonzero(~an["has_bbox"])
+        if len(boxless):
+            from deteval.io.masks import rle_extents
+
+            sub = masks.take(boxless)
+            boxes[boxless] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
+            no_area = ~an["has_area"][boxless]
+            area[boxless[no_area]] = sub.area[no_area]
     return GroundTruth(
         image=image,
         category=category,
         boxes=boxes,
-        area=an["area"],
+        area=area,
         crowd=an["iscrowd"] != 0,
         ignore=an["ignore"] != 0,
         difficult=np.zeros(len(boxes), dtype=bool),
@@ -439,6 +459,7 @@ def _gt_fast(raw: bytes, name: str) -> GroundTruth | None:
         categories=categories,
         box_format="xywh",
         source=name,
+        extra=extra,
     )
 
 

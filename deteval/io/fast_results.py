@@ -7,11 +7,13 @@ float64 columns without building a Python object per record (with
 from the bytes into runs; with ``masks="skip"`` masks and keypoints are
 validated and skipped, as box evaluation reads none);
 ``parse_gt_columns(raw)`` reads a ground truth file's images, categories and
-annotations (for box evaluation: segmentations are validated and skipped). It
+annotations (for box evaluation: segmentations are validated and skipped; with
+``segm=True`` polygons and RLE are read too, polygon coordinates into one flat
+array for :mod:`deteval.io.polygons`, and :func:`gt_masks` makes the masks). It
 is a fast path only: whenever the text is not plainly such a file (malformed
 JSON or UTF-8, a missing or mistyped key, a duplicate known key, string ids,
-masks or keypoints where not asked for, RLE that is not plain compressed
-RLE, an integer of 19+ digits, ...) it returns
+masks or keypoints where not asked for, RLE that is not plain RLE, an
+integer of 19+ digits, ...) it returns
 ``None`` and the caller falls back to the general loader, which reads it or
 gives the precise error. Every value skipped is still validated, so text the
 general loader would reject is never accepted here.
@@ -557,6 +559,33 @@ def _rle_counts(buf, pos, n):
 
 
 @_kernel()
+def _rle_size(buf, pos, n):
+    """An RLE ``size`` ``[h, w]`` at ``pos``: (end or -1, h, w). Plain integer tokens below
+    ``_RLE_MAX_SIDE`` only (``-0``, ``4.0``, ``true`` ... are the general path's)."""
+    h = np.int64(0)
+    w = np.int64(0)
+    if _at(buf, pos, n) != 91:
+        return -1, h, w
+    pos = _ws(buf, pos + 1, n)
+    for j in range(2):
+        if j > 0:
+            if _at(buf, pos, n) != 44:
+                return -1, h, w
+            pos = _ws(buf, pos + 1, n)
+        pos, neg, is_float, mant, _e10, too_long = _number(buf, pos, n)
+        if pos < 0 or neg or is_float or too_long or mant >= _RLE_MAX_SIDE:
+            return -1, h, w
+        if j == 0:
+            h = mant
+        else:
+            w = mant
+        pos = _ws(buf, pos, n)
+    if _at(buf, pos, n) != 93:
+        return -1, h, w
+    return pos + 1, h, w
+
+
+@_kernel()
 def _rle_object(buf, pos, n):
     """``{"size": [h, w], "counts": "..."}`` at ``pos``, keys in either order and nothing else:
     (end or -1, h, w, first char of counts, its closing quote, runs, escaped)."""
@@ -590,25 +619,9 @@ def _rle_object(buf, pos, n):
             return -1, h, w, start, stop, runs, escaped
         pos = _ws(buf, pos + 1, n)
         if bit == 1:
-            if _at(buf, pos, n) != 91:
+            pos, h, w = _rle_size(buf, pos, n)
+            if pos < 0:
                 return -1, h, w, start, stop, runs, escaped
-            pos = _ws(buf, pos + 1, n)
-            for j in range(2):
-                if j > 0:
-                    if _at(buf, pos, n) != 44:
-                        return -1, h, w, start, stop, runs, escaped
-                    pos = _ws(buf, pos + 1, n)
-                pos, neg, is_float, mant, _e10, too_long = _number(buf, pos, n)
-                if pos < 0 or neg or is_float or too_long or mant >= _RLE_MAX_SIDE:
-                    return -1, h, w, start, stop, runs, escaped
-                if j == 0:
-                    h = mant
-                else:
-                    w = mant
-                pos = _ws(buf, pos, n)
-            if _at(buf, pos, n) != 93:
-                return -1, h, w, start, stop, runs, escaped
-            pos += 1
         else:
             if _at(buf, pos, n) != 34:
                 return -1, h, w, start, stop, runs, escaped
@@ -897,13 +910,15 @@ def _masks_of(buf: np.ndarray, rle: np.ndarray):
     return Masks(counts=counts, offsets=offsets, height=height, width=width, area=ones.astype(np.float64))
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Ground truth: {"images": [...], "annotations": [...], "categories": [...], ...}
 # ---------------------------------------------------------------------------------------------
 # How a known key's value is read (anything else declines the file)
-_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR = 0, 1, 2, 3, 4
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, _V_SEGM = 0, 1, 2, 3, 4, 5
+# a segmentation's row in `seg`: (h, w, a, b, count, kind), the first five laid out as the results'
+# `rle` rows so that `_masks_of` decodes the strings; h, w are 0 for polygons (the image's size)
+_SEG_POLYGONS, _SEG_RUNS, _SEG_STRING = 1, 2, 3  # parts a:b of `parts`; runs a:b of `uruns`; chars a:b
+_SPAN_COORDS = 3  # spans' kind for a polygon coordinate (0-2 are the lists' float columns)
 _L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
 _LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
 _LIST_OFF = np.array([0, 6, 17, 27], np.int64)
@@ -924,23 +939,194 @@ class _Spec:
         self.index = {k: i for i, (k, _, _) in enumerate(keys)}
 
 
+_ANN_KEYS = [
+    ("id", _V_INT, 0),
+    ("image_id", _V_INT, 1),
+    ("category_id", _V_INT, 2),
+    ("iscrowd", _V_FLAG, 3),
+    ("ignore", _V_FLAG, 4),
+    ("bbox", _V_BOX, 0),
+    ("area", _V_NUM, 4),
+]
 _GT_SPECS = (
     _Spec([("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)], ("id",)),
-    _Spec(
-        [
-            ("id", _V_INT, 0),
-            ("image_id", _V_INT, 1),
-            ("category_id", _V_INT, 2),
-            ("iscrowd", _V_FLAG, 3),
-            ("ignore", _V_FLAG, 4),
-            ("bbox", _V_BOX, 0),
-            ("area", _V_NUM, 4),
-        ],
-        ("id", "image_id", "category_id", "bbox"),
-    ),
+    _Spec(_ANN_KEYS, ("id", "image_id", "category_id", "bbox")),
     _Spec([("id", _V_INT, 0), ("name", _V_STR, 1)], ("id",)),
 )
+# mask evaluation: the segmentation is read and required, the box may be missing (then the mask's extent)
+_SEGM_ANN_SPEC = _Spec([*_ANN_KEYS, ("segmentation", _V_SEGM, 0)], ("id", "image_id", "category_id", "segmentation"))
 _MIN_OBJECT_BYTES = 9  # {"id":1} and a comma
+
+
+@_kernel()
+def _polygons(buf, pos, n, seg, row, parts, coords, fill, spans, nspan):
+    """Polygons ``[[x1, y1, x2, y2, ...], ...]`` at ``pos`` into ``coords`` (``float(token)`` each,
+    or a span for Python) and ``parts`` (numbers per part); ``fill`` = (parts, coords) used so far.
+    (end or -1, spans). An empty list, a part of fewer than 6 numbers or an odd count, anything
+    but number tokens (19+ digit integers included) are -1: the general path's errors."""
+    np_ = fill[0]
+    nc = fill[1]
+    first = np_
+    pos = _ws(buf, pos + 1, n)
+    if _at(buf, pos, n) == 93:
+        return -1, nspan
+    while True:
+        if _at(buf, pos, n) != 91:
+            return -1, nspan
+        pos = _ws(buf, pos + 1, n)
+        count = 0
+        while True:
+            start = pos
+            pos, neg, is_float, mant, e10, too_long = _number(buf, pos, n)
+            if pos < 0 or (too_long and not is_float) or nc >= coords.size:
+                return -1, nspan
+            v = 0.0
+            ok = False
+            if not too_long:
+                v, ok = _to_float(neg, is_float, mant, e10)
+            coords[nc] = v
+            if not ok:  # Python converts it
+                if nspan >= spans.shape[0]:
+                    return -1, nspan
+                spans[nspan, 0] = _SPAN_COORDS
+                spans[nspan, 1] = nc
+                spans[nspan, 2] = start
+                spans[nspan, 3] = pos
+                nspan += 1
+            nc += 1
+            count += 1
+            pos = _ws(buf, pos, n)
+            b = _at(buf, pos, n)
+            if b == 44:
+                pos = _ws(buf, pos + 1, n)
+            elif b == 93:
+                pos += 1
+                break
+            else:
+                return -1, nspan
+        if count < 6 or count % 2 == 1 or np_ >= parts.size:
+            return -1, nspan
+        parts[np_] = count
+        np_ += 1
+        pos = _ws(buf, pos, n)
+        b = _at(buf, pos, n)
+        if b == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif b == 93:
+            pos += 1
+            break
+        else:
+            return -1, nspan
+    seg[row, 0] = 0
+    seg[row, 1] = 0
+    seg[row, 2] = first
+    seg[row, 3] = np_
+    seg[row, 4] = np_ - first
+    seg[row, 5] = _SEG_POLYGONS
+    fill[0] = np_
+    fill[1] = nc
+    return pos, nspan
+
+
+@_kernel()
+def _run_list(buf, pos, n, uruns, fill):
+    """Uncompressed RLE counts ``[r1, r2, ...]`` at ``pos`` appended to ``uruns`` from ``fill[2]``:
+    (end or -1, first, end index). Integer tokens in ``[0, 2**32)`` only (``-0``, ``1.0``, larger
+    runs are the general path's)."""
+    first = fill[2]
+    k = first
+    pos = _ws(buf, pos + 1, n)
+    if _at(buf, pos, n) == 93:
+        return pos + 1, first, k
+    while True:
+        pos, neg, is_float, mant, _e10, too_long = _number(buf, pos, n)
+        if pos < 0 or neg or is_float or too_long or mant > 0xFFFFFFFF or k >= uruns.size:
+            return -1, first, k
+        uruns[k] = mant
+        k += 1
+        pos = _ws(buf, pos, n)
+        b = _at(buf, pos, n)
+        if b == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif b == 93:
+            fill[2] = k
+            return pos + 1, first, k
+        else:
+            return -1, first, k
+
+
+@_kernel()
+def _gt_rle(buf, pos, n, seg, row, uruns, fill):
+    """``{"size": [h, w], "counts": ...}`` at ``pos``, keys in either order and nothing else, the
+    counts a compressed string (checked by ``_rle_counts``) or a list of runs: end or -1."""
+    if _at(buf, pos, n) != 123:
+        return -1
+    pos = _ws(buf, pos + 1, n)
+    seen = 0
+    while True:
+        if _at(buf, pos, n) != 34:
+            return -1
+        kstart = pos + 1
+        if _word_at(buf, kstart, n, _SIZE):
+            bit = 1
+            pos = kstart + 5
+        elif _word_at(buf, kstart, n, _COUNTS):
+            bit = 2
+            pos = kstart + 7
+        else:
+            return -1
+        if seen & bit:
+            return -1
+        seen |= bit
+        pos = _ws(buf, pos, n)
+        if _at(buf, pos, n) != 58:
+            return -1
+        pos = _ws(buf, pos + 1, n)
+        if bit == 1:
+            pos, h, w = _rle_size(buf, pos, n)
+            seg[row, 0] = h
+            seg[row, 1] = w
+        elif _at(buf, pos, n) == 34:
+            seg[row, 2] = pos + 1
+            pos, runs, _escaped = _rle_counts(buf, pos, n)
+            seg[row, 3] = pos - 1
+            seg[row, 4] = runs
+            seg[row, 5] = _SEG_STRING
+        elif _at(buf, pos, n) == 91:
+            pos, first, end = _run_list(buf, pos, n, uruns, fill)
+            seg[row, 2] = first
+            seg[row, 3] = end
+            seg[row, 4] = end - first
+            seg[row, 5] = _SEG_RUNS
+        else:
+            return -1
+        if pos < 0:
+            return -1
+        pos = _ws(buf, pos, n)
+        c = _at(buf, pos, n)
+        if c == 44:
+            pos = _ws(buf, pos + 1, n)
+        elif c == 125:
+            pos += 1
+            break
+        else:
+            return -1
+    if seen != 3:
+        return -1
+    return pos
+
+
+@_kernel()
+def _segmentation(buf, pos, n, segm, row, spans, nspan):
+    """An annotation's segmentation at ``pos`` into ``segm`` = (seg, parts, coords, uruns, fill):
+    its row ``seg[row]``, its numbers appended to the flat arrays. (end or -1, spans)."""
+    seg, parts, coords, uruns, fill = segm
+    c = _at(buf, pos, n)
+    if c == 91:
+        return _polygons(buf, pos, n, seg, row, parts, coords, fill, spans, nspan)
+    if c == 123:
+        return _gt_rle(buf, pos, n, seg, row, uruns, fill), nspan
+    return -1, nspan
 
 
 @_kernel()
@@ -959,8 +1145,12 @@ def _which_key(buf, start, length, key_bytes, key_off):
 
 
 @_kernel()
-def _records(buf, pos, n, key_bytes, key_off, how, col, required, ints, floats, present, kind, spans, nspan, stack):
-    """The list of objects at ``pos``: (status, end, records, spans); status 0 declines, 2 wants room."""
+def _records(
+    buf, pos, n, key_bytes, key_off, how, col, required, ints, floats, present, kind, spans, nspan, stack, segm
+):  # fmt: skip
+    """The list of objects at ``pos``: (status, end, records, spans); status 0 declines, 2 wants room.
+    ``segm``: (seg, parts, coords, uruns, fill), where a ``_V_SEGM`` key's value goes (``_segmentation``),
+    or ``None`` where the spec has no such key; ``seg`` has a row per record of room."""
     cap = present.size
     flat = floats.reshape(-1)
     nf = floats.shape[1]
@@ -999,7 +1189,13 @@ def _records(buf, pos, n, key_bytes, key_off, how, col, required, ints, floats, 
                     h = how[k]
                     c = col[k]
                     count = 1
-                    if h == _V_BOX:
+                    if h == _V_SEGM:
+                        if segm is None:  # box evaluation: numba compiles none of the segmentation code
+                            return 0, pos, nrec, nspan
+                        else:
+                            pos, nspan = _segmentation(buf, pos, n, segm, nrec, spans, nspan)
+                        count = 0
+                    elif h == _V_BOX:
                         if _at(buf, pos, n) != 91:
                             return 0, pos, nrec, nspan
                         pos = _ws(buf, pos + 1, n)
@@ -1081,9 +1277,10 @@ def _scan_gt(
     kb0, ko0, how0, col0, req0, ints0, floats0, present0,
     kb1, ko1, how1, col1, req1, ints1, floats1, present1,
     kb2, ko2, how2, col2, req2, ints2, floats2, present2,
-    spans, stack, counts,
+    spans, stack, counts, segm,
 ):  # fmt: skip
-    """Fill the three lists' columns: (status, spans); ``counts`` gets the records per list."""
+    """Fill the three lists' columns: (status, spans); ``counts`` gets the records per list.
+    ``segm``: where the annotations' segmentations go (see ``_records``), or ``None``."""
     n = buf.size
     nspan = 0
     pos = _ws(buf, 0, n)
@@ -1119,7 +1316,7 @@ def _scan_gt(
             elif which == 2:
                 kb, ko, how, col, req, ints, floats, present = kb2, ko2, how2, col2, req2, ints2, floats2, present2
             status, pos, nrec, nspan = _records(
-                buf, pos, n, kb, ko, how, col, req, ints, floats, present, which, spans, nspan, stack
+                buf, pos, n, kb, ko, how, col, req, ints, floats, present, which, spans, nspan, stack, segm
             )
             if status != 1:
                 return status, nspan
@@ -1135,10 +1332,21 @@ def _scan_gt(
             return 0, nspan
 
 
-def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int):
+def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool):
+    """One scan with room for ``caps`` records per list; with ``segm`` the annotations' segmentations
+    are read into (seg, parts, coords, uruns, fill), sized for the worst case (pages touched only if used)."""
     tables = []
     args: list = [buf]
-    for spec, cap in zip(_GT_SPECS, caps):
+    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    n = buf.size if segm else 0
+    seg_arrays = (
+        np.empty((caps[1] if segm else 0, 6), np.int64),
+        np.empty(n // 14 + 1, np.int64),  # parts: "[0,0,0,0,0,0]," at least
+        np.empty(n // 2 + 1, np.float64),  # coordinates: a digit and a comma at least
+        np.empty(n // 2 + 1, np.int64),  # uncompressed runs
+        np.zeros(3, np.int64),
+    )
+    for spec, cap in zip(specs, caps):
         ints = np.empty((cap, spec.n_int), np.int64)
         floats = np.empty((cap, spec.n_float), np.float64)
         present = np.empty(cap, np.int64)
@@ -1146,12 +1354,13 @@ def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int):
         tables.append((ints, floats, present))
     spans = np.empty((n_spans, 4), np.int64)
     counts = np.zeros(3, np.int64)
-    status, nspan = _scan_gt(*args, spans, np.empty(_MAX_DEPTH, np.uint8), counts)
-    return status, tables, spans[:nspan], counts
+    # box evaluation's scan is compiled without the segmentation code (``segm`` None prunes it)
+    status, nspan = _scan_gt(*args, spans, np.empty(_MAX_DEPTH, np.uint8), counts, seg_arrays if segm else None)
+    return status, tables, spans[:nspan], counts, seg_arrays
 
 
-def parse_gt_columns(raw: bytes) -> dict | None:
-    """Columns of a COCO ground truth file's bytes (for box evaluation), or ``None``.
+def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
+    """Columns of a COCO ground truth file's bytes, or ``None``.
 
     Returns ``{"images": {"id", "height", "width"}, "annotations": {"id", "image_id",
     "category_id", "bbox", "area", "iscrowd", "ignore"}, "categories": {"id", "name"}}``,
@@ -1166,25 +1375,36 @@ def parse_gt_columns(raw: bytes) -> dict | None:
     objects, a missing ``id`` (or annotation ``image_id``, ``category_id``, ``bbox``), a
     duplicate key, string ids, a value of the wrong type (a ``null`` area included), an
     integer of 19+ digits, an infinite number, a key with escapes, malformed JSON.
+
+    ``segm`` (mask evaluation): every annotation's ``segmentation`` is read too and the
+    ``bbox`` may be missing: ``annotations`` gains ``"has_bbox"`` and ``"has_area"`` (bool;
+    a missing box is zeros, its default area 0) and ``"segmentation"``: ``{"seg", "parts",
+    "coords", "runs", "buf"}`` (see :func:`gt_masks`). Segmentations decline unless polygons
+    ``[[x1, y1, ...], ...]`` (at least one part, each of 6+ numbers, an even count) or RLE
+    ``{"size": [h, w], "counts": ...}`` with nothing else, compressed (as the results
+    scanner reads it) or uncompressed (integer runs in ``[0, 2**32)``).
     """
     buf = np.frombuffer(raw, dtype=np.uint8)
     bound = len(raw) // _MIN_OBJECT_BYTES + 1
     guess = min(bound, len(raw) // 64 + 16)  # real records are longer: retry only when they are not
-    status, tables, spans, counts = _gt_pass(buf, (guess, guess, guess), 8 * guess)
+    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm)
     if status == 2:
-        status, tables, spans, counts = _gt_pass(buf, (bound, bound, bound), 8 * bound)
+        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm)
     if status != 1:
         return None
     floats_of = [t[1][: counts[i]] for i, t in enumerate(tables)]
+    n_parts, n_coords, n_runs = seg_arrays[4].tolist()
+    coords = seg_arrays[2][:n_coords]
     if len(spans):
-        flat = [f.reshape(-1) for f in floats_of]
+        flat = [f.reshape(-1) for f in floats_of] + [coords]
         for which, slot, start, end in spans.tolist():
             v = float(raw[start:end])
             if not math.isfinite(v):
                 return None
             flat[which][slot] = v
     out = {}
-    for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), _GT_SPECS)):
+    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), specs)):
         m = int(counts[which])
         ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
         has = {key: (present >> i) & 1 == 1 for key, i in spec.index.items()}
@@ -1196,6 +1416,8 @@ def parse_gt_columns(raw: bytes) -> dict | None:
         "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
     }
     box = ann["_floats"][:, :4].copy()
+    if segm:
+        box[~ann["_has"]["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
     box_area = xywh_area(box)
     annotations = {
         "id": ann["_ints"][:, 0].copy(),
@@ -1206,6 +1428,17 @@ def parse_gt_columns(raw: bytes) -> dict | None:
         "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
         "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
     }
+    if segm:
+        m = int(counts[1])
+        annotations["has_bbox"] = ann["_has"]["bbox"]
+        annotations["has_area"] = ann["_has"]["area"]
+        annotations["segmentation"] = {
+            "seg": seg_arrays[0][:m],
+            "parts": seg_arrays[1][:n_parts],
+            "coords": coords,
+            "runs": seg_arrays[3][:n_runs],
+            "buf": buf,
+        }
     cat_ids = cat["_ints"][:, 0].copy()
     names = []
     for i, (given, start, end) in enumerate(zip(cat["_has"]["name"].tolist(), *cat["_ints"][:, 1:3].T.tolist())):
@@ -1215,3 +1448,56 @@ def parse_gt_columns(raw: bytes) -> dict | None:
         token = raw[start:end]
         names.append(json.loads(token) if b"\\" in token else token[1:-1].decode("utf-8"))
     return {"images": images, "annotations": annotations, "categories": {"id": cat_ids, "name": names}}
+
+
+def gt_masks(seg: dict, heights: np.ndarray, widths: np.ndarray):
+    """The scanned segmentations (``parse_gt_columns(raw, segm=True)["annotations"]["segmentation"]``)
+    as :class:`Masks`, equal to what ``masks_from_segmentations`` makes of them, polygons
+    rasterised at ``heights``/``widths`` (each annotation's image's, float64); or ``None`` for
+    what the general path reads otherwise or reports: polygons without a positive integer image
+    size, too large for the rasteriser or with a coordinate beyond ±1e6, RLE whose size is not
+    its image's, runs not summing to ``h*w``, compressed runs that are negative or too large.
+    """
+    from deteval.io.masks import _POLYGON_LIMIT, _U32_MAX, Masks, _place, _run_totals
+    from deteval.io.polygons import MAX_PIXELS, polygon_runs
+
+    rows, buf = seg["seg"], seg["buf"]
+    kind = rows[:, 5]
+    poly = kind == _SEG_POLYGONS
+    h = np.where(poly, heights, rows[:, 0])
+    w = np.where(poly, widths, rows[:, 1])
+    if (h != heights).any() or (w != widths).any():  # RLE of another size than its image's: the
+        return None  # general path keeps the RLE's size; rare and suspect enough to leave to it
+    if not ((h > 0) & (w > 0) & (h <= MAX_PIXELS) & (w <= MAX_PIXELS) & (h * w <= MAX_PIXELS))[poly].all():
+        return None  # no image size (an error), or pycocotools' own rasteriser's (beyond 32-bit indices)
+    if (h != np.floor(h)).any() or (w != np.floor(w)).any():
+        return None
+    hs, ws = h.astype(np.int64), w.astype(np.int64)
+    coords = seg["coords"]
+    if len(coords) and not (np.abs(coords).max() <= _POLYGON_LIMIT):
+        return None
+    # each kind's runs and where they start, placed per row below
+    lengths = rows[:, 4].copy()
+    sources = []
+    if poly.any():
+        runs, offsets = polygon_runs(coords, seg["parts"], rows[poly, 4], hs[poly], ws[poly])
+        lengths[poly] = np.diff(offsets)
+        sources.append((np.flatnonzero(poly), runs, offsets))
+    listed = kind == _SEG_RUNS
+    if listed.any():
+        sources.append((np.flatnonzero(listed), seg["runs"], np.concatenate([[0], np.cumsum(lengths[listed])])))
+    strings = np.flatnonzero(kind == _SEG_STRING)
+    if len(strings):
+        decoded = _masks_of(buf, np.ascontiguousarray(rows[strings]))
+        if decoded is None:
+            return None
+        sources.append((strings, decoded.counts.astype(np.int64), decoded.offsets))
+    offsets = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.empty(offsets[-1], np.int64)
+    for where, values, src_off in sources:
+        _place(flat, offsets, where, values, src_off.astype(np.int64))
+    total, ones, negative = _run_totals(flat, offsets)
+    if negative.any() or (total != hs * ws).any() or (len(flat) and flat.max() > _U32_MAX):
+        return None
+    return Masks(counts=flat.astype(np.uint32), offsets=offsets, height=hs, width=ws, area=ones.astype(np.float64))
