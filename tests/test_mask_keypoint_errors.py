@@ -449,3 +449,21 @@ def test_keypoints_without_categories_in_compat_mode():
     )
     res = deteval.evaluate(_dt_kpts(), _gt_kpts(), iou_type="keypoints", use_cats=False, compat=False)
     assert res.stats["AP"] > 0.99
+
+
+@pytest.mark.parametrize("value", [10**20, -(10**20), 10**400])
+def test_polygon_integer_coordinate_too_large_in_memory(value):
+    """Python ints beyond int64 (or float64) in an in-memory dict: the same error, not a numpy TypeError."""
+    gt = _gt_segm()
+    gt["annotations"][0]["segmentation"] = [[0, 0, 3, 0, value, 2]]
+    assert _error(_dt_segm(), gt, iou_type="segm") == f"{GT}: annotations[0] (id=1): {POLYGON_TOO_LARGE}"
+
+
+@pytest.mark.parametrize("size", [1e300, 2.0**62])
+def test_polygon_gt_on_an_image_too_large(size):
+    """pycocotools raises OverflowError (C unsigned long); here the record and the rule are named."""
+    gt = _gt_segm()
+    gt["images"][0]["height"] = size
+    assert _error(_dt_segm(), gt, iou_type="segm") == (
+        f"{GT}: annotations[0] (id=1): the image's size {size:g}x5 is too large for a polygon"
+    )

@@ -208,9 +208,11 @@ def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
         if len(part) < 6 or len(part) % 2:
             rule = f"a polygon needs at least 3 points (6 numbers, even count), got {len(part)}"
             raise InputError(name, record, rule)
-        if not np.isfinite(part).all():
+        # integers clamped (still beyond the limit): one beyond float64 must not overflow the conversion
+        values = np.array([min(max(v, -2 * _POLYGON_LIMIT), 2 * _POLYGON_LIMIT) if type(v) is int else v for v in part])
+        if not np.isfinite(values).all():
             raise InputError(name, record, "a polygon has a non-finite coordinate")
-        if np.abs(part).max() > _POLYGON_LIMIT:
+        if np.abs(values).max() > _POLYGON_LIMIT:
             rule = f"a polygon coordinate beyond ±{_POLYGON_LIMIT:g} (pycocotools' rasteriser overflows)"
             raise InputError(name, record, rule)
 
@@ -326,8 +328,12 @@ def masks_from_segmentations(
                     raise InputError(name, record(i), rule)
                 hs[i], ws[i] = size
             elif isinstance(seg, list):
+                h, w = int(heights[i]), int(widths[i])  # truncated, as pycocotools' frPyObjects takes them
+                if h * w >= 2**63 or max(h, w) >= 2**63:
+                    size = f"{heights[i]:g}x{widths[i]:g}"
+                    raise InputError(name, record(i), f"the image's size {size} is too large for a polygon")
                 polygon_rows.append(i)  # checked all at once below
-                hs[i], ws[i] = int(heights[i]), int(widths[i])
+                hs[i], ws[i] = h, w
             else:
                 raise InputError(name, record(i), f"segmentation must be polygons or RLE, got {type(seg).__name__}")
     except InputError:
