@@ -796,28 +796,36 @@ def _decode_rle_spans(lo, hi, buf, rle, out_off, out, total, ones, bad):  # prag
         m = 0
         t = np.int64(0)
         k = np.int64(0)
+        prev2 = prev1 = np.int64(0)  # the last two runs: each run from the third on is a difference
         while p < stop:
-            value = np.int64(0)
-            shift = 0
-            more = True
-            while more:
-                c = np.int64(buf[p])
-                p += 2 if c == 92 else 1
-                c -= 48
-                value |= (c & 0x1F) << shift
-                more = (c & 0x20) != 0
-                shift += 5
-                if not more and (c & 0x10) != 0:
-                    value -= np.int64(1) << shift  # sign-extend
+            c = np.int64(buf[p])
+            p += 2 if c == 92 else 1
+            c -= 48
+            if c < 32:  # one char, most runs: five bits and a sign
+                value = c - 32 if c >= 16 else c
+            else:
+                value = c & 0x1F
+                shift = 5
+                more = True
+                while more:
+                    c = np.int64(buf[p])
+                    p += 2 if c == 92 else 1
+                    c -= 48
+                    value |= (c & 0x1F) << shift
+                    more = (c & 0x20) != 0
+                    shift += 5
+                    if not more and (c & 0x10) != 0:
+                        value -= np.int64(1) << shift  # sign-extend
             if m > 2:
-                value += np.int64(out[o + m - 2])
+                value += prev2
             if value < 0 or value > 0xFFFFFFFF:
                 bad[i] = True
                 value = 0
             out[o + m] = value
             t += value
-            if m % 2 == 1:
+            if m & 1:
                 k += value
+            prev2, prev1 = prev1, value
             m += 1
         total[i] = t
         ones[i] = k
