@@ -149,31 +149,76 @@ def _extents_range(lo, hi, counts, offsets, height, width, out):  # pragma: no c
         m = (offsets[i + 1] - offsets[i]) // 2 * 2  # a trailing 0-run adds nothing
         if m == 0 or h == 0:
             continue
-        xs, ys, xe, ye = np.int64(width[i]), h, np.int64(0), np.int64(0)
-        cc = np.int64(0)
-        for j in range(m):
-            start = cc
-            run = np.int64(counts[offsets[i] + j])
-            cc = (cc + run) & _U32
-            if j % 2 == 0 or run == 0:
-                continue
-            y0 = start % h
-            x0 = (start - y0) // h
-            end = (cc - 1) & _U32
-            y1 = end % h
-            x1 = (end - y1) // h
-            xs = min(xs, x0)
-            xe = max(xe, x1)
-            if x0 < x1:
+        if not _extent_by_columns(counts, offsets[i], m, h, np.int64(width[i]), out[i]):
+            _extent_wrapping(counts, offsets[i], m, h, np.int64(width[i]), out[i])
+
+
+@njit(cache=True)
+def _extent_by_columns(counts, o, m, h, w, box):  # pragma: no cover - numba
+    """The extent of one mask, following (column, row) along the runs: a division only where a run
+    crosses columns, where toBbox divides at every 1-run. False (nothing written) if the runs
+    reach 2**32, where toBbox's unsigned positions wrap: :func:`_extent_wrapping` then."""
+    xs, ys, xe, ye = w, h, np.int64(0), np.int64(0)
+    col = row = total = np.int64(0)
+    for j in range(m):
+        run = np.int64(counts[o + j])
+        total += run
+        if j & 1 and run > 0:
+            end = row + run - 1  # the run's last pixel, as an offset from the top of this column
+            xs = min(xs, col)
+            if end < h:
+                ys = min(ys, row)
+                ye = max(ye, end)
+                xe = max(xe, col)
+            else:  # crosses a column: full height
+                xe = max(xe, col + end // h)
                 ys = 0
                 ye = h - 1
-            else:
-                ys = min(ys, y0)
-                ye = max(ye, y1)
-        out[i, 0] = xs
-        out[i, 1] = ys
-        out[i, 2] = (xe - xs + 1) & _U32
-        out[i, 3] = (ye - ys + 1) & _U32
+        row += run
+        if row >= h:  # into the next column, usually; further ones divide
+            row -= h
+            col += 1
+            if row >= h:
+                q = row // h
+                col += q
+                row -= q * h
+    if total > _U32:
+        return False
+    box[0] = xs
+    box[1] = ys
+    box[2] = (xe - xs + 1) & _U32
+    box[3] = (ye - ys + 1) & _U32
+    return True
+
+
+@njit(cache=True)
+def _extent_wrapping(counts, o, m, h, w, box):  # pragma: no cover - numba
+    """toBbox step by step, positions in 32 bits as pycocotools keeps them."""
+    xs, ys, xe, ye = w, h, np.int64(0), np.int64(0)
+    cc = np.int64(0)
+    for j in range(m):
+        start = cc
+        run = np.int64(counts[o + j])
+        cc = (cc + run) & _U32
+        if j % 2 == 0 or run == 0:
+            continue
+        y0 = start % h
+        x0 = (start - y0) // h
+        end = (cc - 1) & _U32
+        y1 = end % h
+        x1 = (end - y1) // h
+        xs = min(xs, x0)
+        xe = max(xe, x1)
+        if x0 < x1:
+            ys = 0
+            ye = h - 1
+        else:
+            ys = min(ys, y0)
+            ye = max(ye, y1)
+    box[0] = xs
+    box[1] = ys
+    box[2] = (xe - xs + 1) & _U32
+    box[3] = (ye - ys + 1) & _U32
 
 
 def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,62 @@
+"""Mask extents (``deteval.io.masks.rle_extents``) against pycocotools' ``toBbox``, run for run.
+
+toBbox works on the runs alone (no pixels), so any runs can be checked: zero-length runs, runs
+crossing columns, a trailing 0-run, and totals beyond 2**32, where toBbox's 32-bit positions wrap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from pycocotools import mask as mask_utils
+
+from deteval.io.masks import rle_extents
+
+
+@st.composite
+def _runs(draw):
+    h = draw(st.integers(1, 40))
+    w = draw(st.integers(1, 40))
+    if draw(st.booleans()):  # canonical: runs summing to h*w, as every loaded mask has
+        cuts = sorted(draw(st.lists(st.integers(0, h * w), max_size=30)))
+        counts = np.diff([0, *cuts, h * w]).tolist()
+    else:  # anything: zero runs, long runs, totals far beyond h*w (and beyond 2**32)
+        # below 2**28: pycocotools' own string decoder (toBbox reads strings) shifts past 32 bits beyond
+        counts = draw(st.lists(st.one_of(st.integers(0, 3 * h), st.integers(0, 2**28 - 1)), max_size=40))
+    return h, w, counts
+
+
+def _extent(h: int, w: int, counts: list[int]) -> np.ndarray:
+    c = np.array(counts, np.uint32)
+    return rle_extents(c, np.array([0, len(c)], np.int64), np.array([h]), np.array([w]))[0]
+
+
+@given(st.lists(_runs(), min_size=1, max_size=8))
+def test_rle_extents_equal_pycocotools_tobbox(masks):
+    for h, w, counts in masks:
+        rle = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
+        assert np.array_equal(_extent(h, w, counts), mask_utils.toBbox(rle)), (h, w, counts)
+
+
+def test_a_batch_of_masks_on_threads_equals_one_at_a_time():
+    rng = np.random.default_rng(3)
+    masks = []
+    for _ in range(500):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        cuts = np.sort(rng.integers(0, h * w + 1, int(rng.integers(0, 20))))
+        masks.append((h, w, np.diff(np.concatenate([[0], cuts, [h * w]])).tolist()))
+    counts = np.concatenate([np.array(c, np.uint32) for _, _, c in masks])
+    offsets = np.concatenate([[0], np.cumsum([len(c) for _, _, c in masks])]).astype(np.int64)
+    hs, ws = np.array([m[0] for m in masks]), np.array([m[1] for m in masks])
+    batch = rle_extents(counts, offsets, hs, ws)
+    for i, (h, w, c) in enumerate(masks):
+        assert np.array_equal(batch[i], _extent(h, w, c))
+
+
+def test_positions_past_two_to_the_32_wrap_as_in_tobbox():
+    big = 2**28 - 1
+    for h, w, counts in [(1, 1, [big] * 17 + [3, 2]), (7, 3, [5, big] * 17 + [0, 4]), (2, 2, [big] * 17 + [1, 1, 1])]:
+        assert sum(counts) > 2**32
+        rle = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
+        assert np.array_equal(_extent(h, w, counts), mask_utils.toBbox(rle)), (h, w, counts)
