@@ -64,8 +64,9 @@ TOOLS = {
         "module": "deteval",
         "dist": "deteval",
         "stages": {
-            "import": "import deteval\nfrom deteval.io.coco import load_coco_gt, load_coco_results",
-            "load": "gt = load_coco_gt(GT, iou_type=IOU)\ndt = load_coco_results(DT, gt, iou_type=IOU)",
+            "import": "import deteval\nfrom deteval.api import load_coco_pair",
+            # what deteval.evaluate(DT, GT) does first: the results scanned while the ground truth loads
+            "load": "dt, gt = load_coco_pair(DT, GT, iou_type=IOU)",
             "eval": "res = deteval.evaluate(dt, gt, iou_type=IOU)",
         },
         "stats": "[float(x) for x in res.stats.values()]",

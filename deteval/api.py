@@ -11,10 +11,12 @@ from deteval.types import Detections, GroundTruth
 
 def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
     """Load COCO results and ground truth given as paths, JSON objects or containers."""
-    from deteval.io.coco import load_coco_gt, load_coco_results
+    from deteval.io import coco
 
-    gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=iou_type)
-    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type)
+    if not isinstance(gt, GroundTruth) and not isinstance(preds, Detections):
+        return coco.load_coco_pair(preds, gt, iou_type=iou_type)
+    gt_loaded = gt if isinstance(gt, GroundTruth) else coco.load_coco_gt(gt, iou_type=iou_type)
+    dets = preds if isinstance(preds, Detections) else coco.load_coco_results(preds, gt_loaded, iou_type=iou_type)
     return dets, gt_loaded
 
 

@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
@@ -138,7 +138,7 @@ def _with_kernel_cache(dispatcher):
     return dispatcher
 
 
-__all__ = ["njit", "num_threads", "run_chunks"]
+__all__ = ["in_background", "njit", "num_threads", "run_chunks"]
 
 
 def num_threads() -> int:
@@ -156,6 +156,20 @@ def num_threads() -> int:
 def _pool(n: int, pid: int) -> ThreadPoolExecutor:
     # one pool per process: a forked child inherits the pool but not its threads, and would wait forever
     return ThreadPoolExecutor(max_workers=n, thread_name_prefix="deteval")
+
+
+@cache
+def _background_pool(pid: int) -> ThreadPoolExecutor:
+    # its own thread: work started here may call run_chunks, whose pool must stay free for it
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="deteval-background")
+
+
+def in_background(fn: Callable, *args, **kwargs) -> Future:
+    """Start ``fn(*args, **kwargs)`` on a background thread; its result (or exception) is the future's.
+
+    Worth it for ``nogil`` kernels only: other Python code takes turns on the GIL.
+    """
+    return _background_pool(os.getpid()).submit(fn, *args, **kwargs)
 
 
 def run_chunks(kernel: Callable, n_items: int, cost: np.ndarray | None, *args) -> None:

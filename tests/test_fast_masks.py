@@ -362,5 +362,6 @@ def test_benchmark_file(iou_type, monkeypatch, bench_preset):
     monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 1 << 60)
     general = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
     monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
-    assert coco_io._results_fast(dt_path.read_bytes(), str(dt_path), gt, iou_type) is not None
+    cols = coco_io._scan_results(dt_path.read_bytes(), iou_type)
+    assert coco_io._results_fast(cols, str(dt_path), gt, iou_type) is not None
     _same(coco_io.load_coco_results(dt_path, gt, iou_type=iou_type), general)

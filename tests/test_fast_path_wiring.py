@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
@@ -83,3 +84,44 @@ def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
     assert (taken[0] is not None) == (rle and all(r["category_id"] in cats for r in preds))
     _same(fast_dt, general_dt)
     _same_extra(fast_dt, general_dt)
+
+
+@pytest.mark.parametrize("name", sorted(COCO_PAIRS))
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+def test_pair_loader_scans_results_on_a_thread_and_equals_the_two_loaders(name, iou_type, monkeypatch, tmp_path):
+    pair = COCO_PAIRS[name]
+    dt_path = pair.preds_list_path(tmp_path)
+    try:
+        gt = coco_io.load_coco_gt(pair.gt_path, iou_type=iou_type)
+    except coco_io.InputError:
+        pytest.skip("ground truth without masks")
+    expected = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
+    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    threads = []
+    orig = coco_io._scan_results
+    monkeypatch.setattr(coco_io, "_scan_results", lambda *a: threads.append(threading.get_ident()) or orig(*a))
+    dets, gt_pair = coco_io.load_coco_pair(dt_path, pair.gt_path, iou_type=iou_type)
+    assert threads and threads[0] != threading.get_ident()
+    _same(gt_pair, gt)
+    _same(dets, expected)
+    if iou_type == "segm":
+        _same_extra(dets, expected)
+
+
+def test_pair_loader_reports_the_ground_truths_error_before_the_results(tmp_path, monkeypatch):
+    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    bad_gt = tmp_path / "gt.json"
+    bad_gt.write_text('{"images": [}')
+    for preds in (tmp_path / "missing.json", COCO_PAIRS[sorted(COCO_PAIRS)[0]].preds_list_path(tmp_path)):
+        with pytest.raises(coco_io.InputError, match="gt.json"):
+            coco_io.load_coco_pair(preds, bad_gt)
+    good_gt = COCO_PAIRS[sorted(COCO_PAIRS)[0]].gt_path
+    with pytest.raises(coco_io.InputError, match="missing.json: results file not found"):
+        coco_io.load_coco_pair(tmp_path / "missing.json", good_gt)
+    bad_dt = tmp_path / "dt.json"
+    bad_dt.write_text('[{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": NaN}]' + " " * 64)
+    with pytest.raises(coco_io.InputError) as general:
+        coco_io.load_coco_results(bad_dt, coco_io.load_coco_gt(good_gt))
+    with pytest.raises(coco_io.InputError) as paired:
+        coco_io.load_coco_pair(bad_dt, good_gt)
+    assert str(paired.value) == str(general.value)

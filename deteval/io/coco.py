@@ -7,6 +7,7 @@ The loaders only read the user's objects; nothing they are given is modified.
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any
 
@@ -269,6 +270,45 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     )
 
 
+def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
+    """:func:`load_coco_gt` then :func:`load_coco_results`, the same containers and errors, sooner.
+
+    A results file large enough for the byte scanner is read and scanned on a
+    background thread while the ground truth loads (the scanner needs no ground
+    truth and releases the GIL); the scanned columns are checked against the
+    ground truth afterwards, exactly as :func:`load_coco_results` checks them.
+    """
+    from deteval.jit import in_background
+
+    scan = None
+    if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= FAST_PATH_BYTES:
+        scan = in_background(_read_and_scan_results, preds, iou_type)
+    gt_loaded = load_coco_gt(gt, iou_type=iou_type)
+    cols = scan.result() if scan is not None else None
+    if cols is not None:
+        fast = _results_fast(cols, str(preds), gt_loaded, iou_type)
+        if fast is not None:
+            return fast, gt_loaded
+    return load_coco_results(preds, gt_loaded, iou_type=iou_type), gt_loaded
+
+
+def _file_size(path: Any) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # reported by load_coco_results, after any error in the ground truth
+        return -1
+
+
+def _read_and_scan_results(path: Any, iou_type: str) -> dict | None:
+    """The scanner's columns of a results file, or ``None`` for the general path (which reports any
+    error, after the ground truth's own)."""
+    try:
+        raw = read_bytes(path, "results")
+    except InputError:
+        return None
+    return _scan_results(raw, iou_type)
+
+
 def _loadres_branch(first: Any) -> str:
     """Which of pycocotools' ``loadRes`` branches reads these results: decided by the first one."""
     if isinstance(first, dict):
@@ -308,8 +348,8 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         score, malformed masks or keypoints.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
-    if raw is not None and iou_type in ("bbox", "segm") and len(raw) >= FAST_PATH_BYTES:
-        fast = _results_fast(raw, str(source), gt, iou_type)
+    if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= FAST_PATH_BYTES:
+        fast = _results_fast(_scan_results(raw, iou_type), str(source), gt, iou_type)
         if fast is not None:
             return fast
     data, name = read_json(source, "results", raw)
@@ -463,17 +503,25 @@ def _gt_fast(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth | Non
     )
 
 
-def _results_fast(raw: bytes, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
-    """Results read by the scanner, as the general path reads them, or ``None`` (the general path's).
+_FAST_RESULTS = ("bbox", "segm")  # the iou types whose results the scanner reads
+
+
+def _scan_results(raw: bytes, iou_type: str) -> dict | None:
+    """The scanner's columns of a results file (no ground truth needed), or ``None``."""
+    from deteval.io.fast_results import parse_results_columns
+
+    return parse_results_columns(raw, masks="read" if iou_type == "segm" else "skip")
+
+
+def _results_fast(cols: dict | None, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
+    """Results read by the scanner (``cols`` from :func:`_scan_results`), as the general path reads
+    them, or ``None`` (the general path's).
 
     Box evaluation skips masks and keypoints: with a box in every result pycocotools' ``loadRes``
     takes its bbox branch and reads neither. Mask evaluation needs compressed RLE in every result;
     the first result decides the branch as in ``loadRes``: with a bbox, every result needs one and
     the area is ``w*h``; without, the area is the mask's and a missing box the mask's extent.
     """
-    from deteval.io.fast_results import parse_results_columns
-
-    cols = parse_results_columns(raw, masks="read" if iou_type == "segm" else "skip")
     if cols is None:
         return None
     image, img_found = gt.images.lookup(cols["image_id"])

@@ -82,8 +82,9 @@ def _pow5_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _kernel(inline: bool = False):
     """``njit``, cached, without reference counting: the kernels take arrays and make none, and
     counting the references of ``buf`` at every helper call was half the time. ``inline``: the
-    small helpers are inlined in numba's IR (slower to compile once, twice as fast to run)."""
-    opts: dict = {"cache": True, "_nrt": False}
+    small helpers are inlined in numba's IR (slower to compile once, twice as fast to run).
+    ``nogil``: a results file is scanned on a thread while the ground truth loads."""
+    opts: dict = {"cache": True, "_nrt": False, "nogil": True}
     if inline:
         opts["inline"] = "always"
     return njit(**opts)
