@@ -39,6 +39,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from numba import njit as _numba_njit
+from numba.core.caching import FunctionCache
+from numba.core.runtime import rtsys
 
 _BLAS_MODULE = "scipy.linalg.cython_blas"
 
@@ -74,11 +77,6 @@ def _scipy_blas_deferred():
 def _import_arraymath_without_scipy() -> None:
     with _scipy_blas_deferred(), suppress(ImportError):  # a numba without this module: nothing to defer
         import numba.np.arraymath  # noqa: F401
-
-
-from numba import njit as _numba_njit  # noqa: E402
-from numba.core.caching import FunctionCache  # noqa: E402
-from numba.core.runtime import rtsys  # noqa: E402
 
 
 @cache
