@@ -20,21 +20,26 @@ import numpy as np
 
 from deteval.integrators import coco101_from_true_positives
 from deteval.jit import njit, run_chunks
-from deteval.matching.groups import counting_sort, sort_by_score_desc
+from deteval.matching.groups import counting_sort, sort_by_score_desc, sort_slices_by_score_desc
+
+_RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
 
 
 @njit(cache=True, nogil=True)
 def _accumulate_kernel(
-    lo, hi, flat, n_thr, score, rank, order, cat_off, npig, max_dets, rec_thrs, precision, recall, scores, overflow
+    lo, hi, flat, n_thr, score, rank, order, ranked, cat_off, npig, max_dets, rec_thrs, precision, recall, scores,
+    overflow,
 ):  # pragma: no cover - numba
     """Categories ``lo..hi-1``. ``order`` holds each category's rows in (image, rank) order; each slice is
-    ranked by score here, in place. ``flat`` is the state ``(N, A * T)``, column ``a * n_thr + t``."""
+    ranked by score here, in place, unless ``ranked`` (done already). ``flat`` is the state ``(N, A * T)``,
+    column ``a * n_thr + t``."""
     n_var = flat.shape[1]
     n_area = n_var // n_thr
     n_md, n_rec = len(max_dets), len(rec_thrs)
     for k in range(lo, hi):
         p0, p1 = cat_off[k], cat_off[k + 1]
-        sort_by_score_desc(order[p0:p1], score)
+        if not ranked:
+            sort_by_score_desc(order[p0:p1], score)
         cap = 1
         for a in range(n_area):
             cap = max(cap, npig[k, a])
@@ -202,11 +207,15 @@ def accumulate(
     precision, scores = np.full(shape, -1.0), np.full(shape, -1.0)
     recall = np.full((n_thr, n_cat, n_area, len(max_dets)), -1.0)
     overflow = np.zeros(n_cat, np.bool_)
+    score = np.ascontiguousarray(det_score, np.float64)
+    ranked = n >= _RADIX_ROWS
+    if ranked:
+        sort_slices_by_score_desc(order, cat_off, score)
     run_chunks(
         _accumulate_kernel, n_cat, np.diff(cat_off),
         np.ascontiguousarray(state, np.int8).reshape(n, n_area * n_thr), n_thr,
-        np.ascontiguousarray(det_score, np.float64), np.ascontiguousarray(det_rank, np.int64),
-        order, cat_off, np.ascontiguousarray(npig, np.int64),
+        score, np.ascontiguousarray(det_rank, np.int64),
+        order, ranked, cat_off, np.ascontiguousarray(npig, np.int64),
         np.ascontiguousarray(max_dets, np.int64), np.ascontiguousarray(rec_thrs, np.float64),
         precision, recall, scores, overflow,
     )  # fmt: skip

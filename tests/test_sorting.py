@@ -6,7 +6,12 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.matching.groups import _RADIX_MIN, _radix_sort_by_score_desc, sort_by_score_desc
+from deteval.matching.groups import (
+    _RADIX_MIN,
+    _radix_sort_by_score_desc,
+    sort_by_score_desc,
+    sort_slices_by_score_desc,
+)
 
 # ties, both zeros, infinities, negatives and subnormals: every way the bit mapping could go wrong
 _POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 5e-324, -5e-324, 1e300, 0.999]
@@ -14,7 +19,7 @@ _POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 
 
 @st.composite
 def _case(draw):
-    n_score = draw(st.integers(1, 3 * _RADIX_MIN))
+    n_score = draw(st.integers(1, 5 * _RADIX_MIN))
     picked = draw(st.lists(st.sampled_from(range(len(_POOL))), min_size=1, unique=True))  # 0.0 == -0.0: by index
     pool = [_POOL[i] for i in picked]
     seed = draw(st.integers(0, 2**32 - 1))
@@ -29,9 +34,15 @@ def _case(draw):
 def test_sort_by_score_desc_is_a_stable_descending_sort(case):
     rows, score = case
     expected = rows[np.argsort(-score[rows], kind="stable")]  # -0.0 and 0.0 compare equal: they tie
-    got = rows.copy()
-    sort_by_score_desc(got, score)
-    assert np.array_equal(got, expected)
+    merged = rows.copy()
+    sort_by_score_desc(merged, score)
+    assert np.array_equal(merged, expected)
+    # the radix sort for slices of _RADIX_MIN rows or more, the merge sort for shorter ones
+    half = len(rows) // 2
+    sliced = rows.copy()
+    sort_slices_by_score_desc(sliced, np.array([0, half, len(rows)], np.int64), score)
+    for part, lo, hi in ((sliced[:half], 0, half), (sliced[half:], half, len(rows))):
+        assert np.array_equal(part, rows[lo:hi][np.argsort(-score[rows[lo:hi]], kind="stable")])
 
 
 def test_a_category_sized_slice_with_many_ties():
@@ -52,3 +63,18 @@ def test_a_nan_score_leaves_the_radix_sort_to_the_comparison_sort():
     assert np.array_equal(untouched, rows)
     sort_by_score_desc(rows, score)  # the merge sort's order, whatever NaN does to it: still a permutation
     assert np.array_equal(np.sort(rows), np.arange(2 * _RADIX_MIN))
+
+
+def test_accumulate_ranks_large_inputs_by_radix_with_the_same_arrays(bench_preset, monkeypatch):
+    """coco-sparse (130k detections) crosses accumulate's radix threshold: the same precision, recall, scores."""
+    import deteval
+    from deteval import accumulate as acc
+
+    d = bench_preset("coco-sparse")
+    dets, gt = deteval.api.load_coco_pair(d / "dets.json", d / "gt.json")
+    assert len(dets) >= acc._RADIX_ROWS
+    radix = deteval.evaluate(dets, gt).arrays
+    monkeypatch.setattr(acc, "_RADIX_ROWS", 1 << 62)
+    merged = deteval.evaluate(dets, gt).arrays
+    for key in ("precision", "recall", "scores"):
+        assert np.array_equal(radix[key], merged[key]), key
