@@ -78,3 +78,33 @@ def test_accumulate_ranks_large_inputs_by_radix_with_the_same_arrays(bench_prese
     merged = deteval.evaluate(dets, gt).arrays
     for key in ("precision", "recall", "scores"):
         assert np.array_equal(radix[key], merged[key]), key
+
+
+def test_grouping_in_one_pass_or_two_gives_the_same_groups(monkeypatch):
+    """Few rows over many (image, category) pairs take two counting sorts; the groups are the same."""
+    import dataclasses
+
+    from deteval.matching import groups as grp
+
+    rng = np.random.default_rng(5)
+
+    class Rows:
+        def __init__(self, n, n_img, n_cat, score=None):
+            self.image = rng.integers(0, n_img, n).astype(np.int32)
+            self.category = rng.integers(0, n_cat, n).astype(np.int32)
+            self.images, self.categories = range(n_img), range(n_cat)
+            if score is not None:
+                self.score = np.round(rng.random(n), 1)  # ties
+
+        def __len__(self):
+            return len(self.image)
+
+    for n_img, n_cat in ((7, 3), (300, 80)):
+        gt, dt = Rows(400, n_img, n_cat), Rows(900, n_img, n_cat, score=True)
+        for use_cats in (True, False):
+            monkeypatch.setattr(grp, "_ONE_PASS_BINS_PER_ROW", 1 << 20)
+            one = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=5)
+            monkeypatch.setattr(grp, "_ONE_PASS_BINS_PER_ROW", 0)
+            two = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=5)
+            for f in dataclasses.fields(one):
+                assert np.array_equal(getattr(one, f.name), getattr(two, f.name)), (n_img, use_cats, f.name)

@@ -112,9 +112,16 @@ def sort_by_score_desc(rows, score):  # pragma: no cover - numba
     """Stable in-place sort of ``rows`` by descending ``score[rows]``: ties keep their order.
 
     Insertion sort for short runs, then bottom-up merges (written out: numba's
-    generic mergesort costs seconds of compilation on every cold start).
+    generic mergesort costs seconds of compilation on every cold start). Rows
+    already in order (detectors write each image's results by score) are left
+    after one pass.
     """
     n = len(rows)
+    i = 1
+    while i < n and score[rows[i]] <= score[rows[i - 1]]:
+        i += 1
+    if i >= n:
+        return
     run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)
@@ -176,6 +183,7 @@ def sort_slices_by_score_desc(rows: np.ndarray, offsets: np.ndarray, score: np.n
     run_chunks(_sort_slices_range, len(offsets) - 1, np.diff(offsets), rows, offsets, score)
 
 
+_ONE_PASS_BINS_PER_ROW = 4  # (image, category) pairs per row up to which one counting sort groups the rows
 _INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes its cache load import numba's arraymath
 
 
@@ -235,16 +243,18 @@ def group_by_image_category(
     di, dc = dt.image.astype(np.int64), dt.category.astype(np.int64)
     gt_order = np.arange(len(gt), dtype=np.int64)
     dt_order = np.arange(len(dt), dtype=np.int64)
-    if use_cats:
-        # ground truth: (category, image, file order); detections: (category, image, input order)
-        gt_order = counting_sort(gc, counting_sort(gi, gt_order, n_img), n_cat)
-        dt_order = counting_sort(dc, counting_sort(di, dt_order, n_img), n_cat)
-        gt_key, dt_key = gc * n_img + gi, dc * n_img + di
-    else:
-        # pycocotools concatenates an image's rows category by category
-        gt_order = counting_sort(gi, counting_sort(gc, gt_order, n_cat), n_img)
-        dt_order = counting_sort(di, counting_sort(dc, dt_order, n_cat), n_img)
-        gt_key, dt_key = gi, di
+    # ground truth: (category, image, file order), detections: (category, image, input order); without
+    # categories pycocotools concatenates an image's rows category by category: (image, category, order)
+    major, minor = (n_cat, n_img) if use_cats else (n_img, n_cat)
+    gt_pair = gc * n_img + gi if use_cats else gi * n_cat + gc
+    dt_pair = dc * n_img + di if use_cats else di * n_cat + dc
+    if n_img * n_cat <= _ONE_PASS_BINS_PER_ROW * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
+        gt_order = counting_sort(gt_pair, gt_order, n_img * n_cat)
+        dt_order = counting_sort(dt_pair, dt_order, n_img * n_cat)
+    else:  # two stable passes, minor key first
+        gt_order = counting_sort(gt_pair // minor, counting_sort(gt_pair % minor, gt_order, minor), major)
+        dt_order = counting_sort(dt_pair // minor, counting_sort(dt_pair % minor, dt_order, minor), major)
+    gt_key, dt_key = (gt_pair, dt_pair) if use_cats else (gi, di)
     cut = _INT64_MAX if max_det is None else int(max_det)
     score = np.ascontiguousarray(dt.score, np.float64)
     keys, gt_off, dt_off, dt_rows, dt_rank = _csr(gt_key, gt_order, dt_key, dt_order, score, cut)
