@@ -146,6 +146,20 @@ def _at(buf, pos, n):
 
 
 @_kernel(inline=True)
+def _next_item(buf, pos, n, close):
+    """After an item of a list or object closed by ``close`` (``]`` or ``}``): (position, what
+    follows): 1 another item, at the position after the comma and white space; 0 the end, just
+    past ``close``; -1 anything else (malformed)."""
+    pos = _ws(buf, pos, n)
+    c = _at(buf, pos, n)
+    if c == 44:
+        return _ws(buf, pos + 1, n), 1
+    if c == close:
+        return pos + 1, 0
+    return pos, -1
+
+
+@_kernel(inline=True)
 def _cont(buf, pos, n, low, high):
     c = _at(buf, pos, n)
     return low <= c and c <= high
@@ -631,15 +645,11 @@ def _rle_object(buf, pos, n):
             if pos < 0:
                 return -1, h, w, start, stop, runs, escaped
             stop = pos - 1
-        pos = _ws(buf, pos, n)
-        c = _at(buf, pos, n)
-        if c == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif c == 125:
-            pos += 1
-            break
-        else:
+        pos, more = _next_item(buf, pos, n, 125)
+        if more < 0:
             return -1, h, w, start, stop, runs, escaped
+        if more == 0:
+            break
     if seen != 3:
         return -1, h, w, start, stop, runs, escaped
     return pos, h, w, start, stop, runs, escaped
@@ -760,28 +770,20 @@ def _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, s
                 pos = _skip_value(buf, pos, n, stack)
                 if pos < 0:
                     return False, nrec, nspan
-            pos = _ws(buf, pos, n)
-            c = _at(buf, pos, n)
-            if c == 44:
-                pos = _ws(buf, pos + 1, n)
-            elif c == 125:
-                pos += 1
-                break
-            else:
+            pos, more = _next_item(buf, pos, n, 125)
+            if more < 0:
                 return False, nrec, nspan
+            if more == 0:
+                break
         if seen & required != required:
             return False, nrec, nspan
         present[nrec] = seen
         nrec += 1
-        pos = _ws(buf, pos, n)
-        c = _at(buf, pos, n)
-        if c == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif c == 93:
-            pos = _ws(buf, pos + 1, n)
-            return pos == n, nrec, nspan
-        else:
+        pos, more = _next_item(buf, pos, n, 93)
+        if more < 0:
             return False, nrec, nspan
+        if more == 0:
+            return _ws(buf, pos, n) == n, nrec, nspan
 
 
 @njit(cache=True, nogil=True)
@@ -1004,28 +1006,20 @@ def _polygons(buf, pos, n, seg, row, parts, coords, fill, spans, nspan):
                 nspan += 1
             nc += 1
             count += 1
-            pos = _ws(buf, pos, n)
-            b = _at(buf, pos, n)
-            if b == 44:
-                pos = _ws(buf, pos + 1, n)
-            elif b == 93:
-                pos += 1
-                break
-            else:
+            pos, more = _next_item(buf, pos, n, 93)
+            if more < 0:
                 return -1, nspan
+            if more == 0:
+                break
         if count < 6 or count % 2 == 1 or np_ >= parts.size:
             return -1, nspan
         parts[np_] = count
         np_ += 1
-        pos = _ws(buf, pos, n)
-        b = _at(buf, pos, n)
-        if b == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif b == 93:
-            pos += 1
-            break
-        else:
+        pos, more = _next_item(buf, pos, n, 93)
+        if more < 0:
             return -1, nspan
+        if more == 0:
+            break
     seg[row, 0] = 0
     seg[row, 1] = 0
     seg[row, 2] = first
@@ -1053,15 +1047,12 @@ def _run_list(buf, pos, n, uruns, fill):
             return -1, first, k
         uruns[k] = mant
         k += 1
-        pos = _ws(buf, pos, n)
-        b = _at(buf, pos, n)
-        if b == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif b == 93:
-            fill[2] = k
-            return pos + 1, first, k
-        else:
+        pos, more = _next_item(buf, pos, n, 93)
+        if more < 0:
             return -1, first, k
+        if more == 0:
+            fill[2] = k
+            return pos, first, k
 
 
 @_kernel()
@@ -1111,15 +1102,11 @@ def _gt_rle(buf, pos, n, seg, row, uruns, fill):
             return -1
         if pos < 0:
             return -1
-        pos = _ws(buf, pos, n)
-        c = _at(buf, pos, n)
-        if c == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif c == 125:
-            pos += 1
-            break
-        else:
+        pos, more = _next_item(buf, pos, n, 125)
+        if more < 0:
             return -1
+        if more == 0:
+            break
     if seen != 3:
         return -1
     return pos
@@ -1258,26 +1245,22 @@ def _records(
                         pos += 1
                 if pos < 0:
                     return 0, pos, nrec, nspan
-                pos = _ws(buf, pos, n)
-                b = _at(buf, pos, n)
-                if b == 44:
-                    pos = _ws(buf, pos + 1, n)
-                elif b == 125:
-                    break
-                else:
+                pos, more = _next_item(buf, pos, n, 125)
+                if more < 0:
                     return 0, pos, nrec, nspan
+                if more == 0:
+                    break
+        else:
+            pos += 1
         if seen & required != required:
             return 0, pos, nrec, nspan
         present[nrec] = seen
         nrec += 1
-        pos = _ws(buf, pos + 1, n)
-        b = _at(buf, pos, n)
-        if b == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif b == 93:
-            return 1, pos + 1, nrec, nspan
-        else:
+        pos, more = _next_item(buf, pos, n, 93)
+        if more < 0:
             return 0, pos, nrec, nspan
+        if more == 0:
+            return 1, pos, nrec, nspan
 
 
 @_kernel()
@@ -1330,15 +1313,11 @@ def _scan_gt(
             if status != 1:
                 return status, nspan
             counts[which] = nrec
-        pos = _ws(buf, pos, n)
-        b = _at(buf, pos, n)
-        if b == 44:
-            pos = _ws(buf, pos + 1, n)
-        elif b == 125:
-            pos = _ws(buf, pos + 1, n)
-            return (1 if pos == n and seen == 7 else 0), nspan
-        else:
+        pos, more = _next_item(buf, pos, n, 125)
+        if more < 0:
             return 0, nspan
+        if more == 0:
+            return (1 if _ws(buf, pos, n) == n and seen == 7 else 0), nspan
 
 
 def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool):
