@@ -30,31 +30,80 @@ import hashlib
 import importlib.abc
 import importlib.util
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
-from numba import njit as _numba_njit
-from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
 
 _BLAS_MODULE = "scipy.linalg.cython_blas"
 
 
-class _DeferBlas(importlib.abc.MetaPathFinder):
-    def __init__(self) -> None:
-        self.thread = threading.get_ident()  # other threads may import scipy meanwhile
+class _Deferred(importlib.abc.MetaPathFinder):
+    """Imports of these packages (and their submodules) fail in this thread; other threads import as usual."""
+
+    def __init__(self, *packages: str) -> None:
+        self.packages = packages
+        self.thread = threading.get_ident()
 
     def find_spec(self, name, path=None, target=None):
         # the parents are imported before the module itself: they are the cost
-        if (name == "scipy" or name.startswith("scipy.linalg")) and threading.get_ident() == self.thread:
+        if threading.get_ident() == self.thread and any(name == p or name.startswith(p + ".") for p in self.packages):
             raise ImportError(f"{name} deferred by deteval.jit")
         return None
+
+
+@contextmanager
+def _deferred(*packages: str):
+    finder = _Deferred(*packages)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
+def _import_numba_lightly() -> None:
+    """``import numba`` without scipy, and without yaml when there is no numba config file to read.
+
+    numba's import checks scipy's version if scipy imports (16 ms) and imports
+    yaml for a ``.numba_config.yaml`` in the working directory (14 ms). Without
+    them, numba skips the version check; yaml is imported when numba first
+    reads a config file (after a change of directory, say). Nothing is
+    deferred once numba is in.
+    """
+    if "numba" in sys.modules:
+        return
+    config_file = os.path.exists(".numba_config.yaml")
+    with _deferred(*(("scipy",) if config_file else ("scipy", "yaml"))):
+        import numba  # noqa: F401
+    config = sys.modules.get("numba.core.config")
+    if not config_file and getattr(config, "_HAVE_YAML", True) is False and importlib.util.find_spec("yaml"):
+        # a config file in the directory numba reloads its config from later is read as numba would
+        config._HAVE_YAML, config.yaml = True, _YamlOnDemand()
+
+
+class _YamlOnDemand:
+    def __getattr__(self, name: str):
+        import yaml
+
+        return getattr(yaml, name)
+
+
+_import_numba_lightly()
+
+import llvmlite.binding as ll  # noqa: E402
+from numba import njit as _numba_njit  # noqa: E402
+from numba.core import environment  # noqa: E402
+from numba.core.caching import CompileResultCacheImpl, FunctionCache  # noqa: E402
+from numba.core.codegen import JITCodeLibrary  # noqa: E402
+from numba.core.compiler_lock import global_compiler_lock  # noqa: E402
+from numba.core.runtime import nrtdynmod, rtsys  # noqa: E402
 
 
 @contextmanager
@@ -63,12 +112,10 @@ def _scipy_blas_deferred():
     if "numba.np.arraymath" in sys.modules or _BLAS_MODULE in sys.modules:
         yield
         return
-    finder = _DeferBlas()
-    sys.meta_path.insert(0, finder)
     try:
-        yield
+        with _deferred("scipy"):
+            yield
     finally:
-        sys.meta_path.remove(finder)
         arraymath = sys.modules.get("numba.np.arraymath")
         if arraymath is not None and hasattr(arraymath, "_HAVE_BLAS"):
             arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
@@ -91,6 +138,148 @@ def _kernel_sources_digest() -> str:
     return digest.hexdigest()
 
 
+def _defined_names(module) -> tuple[str, ...]:
+    """What numba's engine records when it adds a module: the functions and globals the module defines."""
+    return tuple(g.name for group in (module.functions, module.global_variables) for g in group if not g.is_declaration)
+
+
+class _LoadedLibrary(JITCodeLibrary):
+    """A library rebuilt from cached machine code; its bitcode is parsed only if a new compile links it in."""
+
+    _linking_bitcode: bytes | None = None
+
+    def _get_module_for_linking(self):
+        if self._shared_module is None and self._linking_bitcode is not None:
+            self._shared_module = ll.parse_bitcode(self._linking_bitcode)
+            self._linking_bitcode = None
+        return super()._get_module_for_linking()
+
+
+def _object_payload(library) -> tuple:
+    """``library.serialize_using_object_code()`` plus the names it defines (see :class:`_KernelCacheImpl`)."""
+    name, kind, (object_code, bitcode) = library.serialize_using_object_code()
+    return name, kind, (object_code, bitcode, _defined_names(library._get_module_for_linking()))
+
+
+def _unserialize(codegen, libdata):
+    """``codegen.unserialize_library`` that reads :func:`_object_payload`'s form without parsing bitcode."""
+    name, kind, data = libdata
+    if kind != "object" or len(data) != 3:
+        return type(codegen).unserialize_library(codegen, libdata)
+    object_code, bitcode, names = data
+    library = codegen.create_library(name)
+    if type(library) is not JITCodeLibrary:  # a codegen of its own kind: numba's way
+        return type(codegen).unserialize_library(codegen, (name, kind, (object_code, bitcode)))
+    library.__class__ = _LoadedLibrary
+    library.enable_object_caching()
+    library._set_compiled_object(object_code)
+    library._linking_bitcode = bitcode
+    library._finalize_final_module()  # the engine loads the object code here
+    codegen._engine._defined_symbols.update(names)
+    return library
+
+
+class _KernelCacheImpl(CompileResultCacheImpl):
+    """Cached kernels keep the names their machine code defines, so that a load need not parse their bitcode.
+
+    numba stores a kernel's object code with its bitcode, and a load parses
+    the bitcode (about 2.5 ms a kernel) only to list the symbols it defines
+    (1.5 ms more), which the engine must know before it is asked for an
+    address. Here the list is stored with the kernel; the bitcode, needed
+    only when a new compile links a loaded kernel in, is parsed then.
+    """
+
+    def reduce(self, cres):
+        libdata, *rest = super().reduce(cres)
+        if libdata[1] == "object" and len(libdata[2]) == 2:
+            libdata = _object_payload(cres.library)
+        return (libdata, *rest)
+
+    def rebuild(self, target_context, payload):
+        codegen = target_context.codegen()
+        # numba's rebuild unserializes through the codegen; every load holds numba's compiler lock
+        codegen.unserialize_library = partial(_unserialize, codegen)
+        try:
+            return super().rebuild(target_context, payload)
+        finally:
+            del codegen.unserialize_library
+
+
+def _nrt_cache_file(cache_dir: str, codegen) -> Path:
+    import llvmlite
+    import numba
+
+    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple()))
+    return Path(cache_dir) / f"deteval-nrt-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pkl"
+
+
+def _nrt_library(compile_nrt, cache_dir: str, ctx):
+    """numba's runtime helpers: loaded from the kernels' cache directory, or compiled and stored there."""
+    codegen = ctx.codegen()
+    path = _nrt_cache_file(cache_dir, codegen)
+    with suppress(OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+        return _unserialize(codegen, pickle.loads(path.read_bytes()))
+    if not hasattr(nrtdynmod, "create_nrt_module"):
+        return compile_nrt(ctx)
+    # what compile_nrt_functions does, with the object code kept for the file
+    ir_mod, library = nrtdynmod.create_nrt_module(ctx)
+    library.enable_object_caching()
+    library.add_ir_module(ir_mod)
+    library.finalize()
+    with suppress(OSError):
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(pickle.dumps(_object_payload(library)))
+        os.replace(tmp, path)  # whole or not at all, for processes loading it meanwhile
+    return library
+
+
+def _initialize_runtime(target_context, cache_dir: str) -> None:
+    """``rtsys.initialize``, its helpers' machine code cached: numba compiles them in every process (20 ms)."""
+    if getattr(rtsys, "_init", False):
+        return
+    with global_compiler_lock:
+        compile_nrt = getattr(nrtdynmod, "compile_nrt_functions", None)
+        if compile_nrt is None or getattr(rtsys, "_init", True):
+            rtsys.initialize(target_context)
+            return
+        nrtdynmod.compile_nrt_functions = partial(_nrt_library, compile_nrt, cache_dir)
+        try:
+            rtsys.initialize(target_context)
+        finally:
+            nrtdynmod.compile_nrt_functions = compile_nrt
+
+
+@contextmanager
+def _numba_modules_left_unimported():
+    """Unpickling kernels in this block does not import numba's implementation modules for their globals.
+
+    A cached kernel carries the environment of every numba implementation it
+    inlined (``np.empty``'s, say), and numba rebuilds each by importing the
+    implementation's module for its globals: ``numba.np.arrayobj`` costs
+    40 ms. Only object-mode code reads those globals, and numba's own
+    implementations are nopython code, so a numba module not imported yet
+    gets an environment whose globals hold just its name (which a kernel
+    compiled later and cached with this environment records, as numba would).
+    """
+    rebuild = environment._rebuild_env
+
+    def rebuild_lightly(modname, consts, env_name):
+        if modname.startswith("numba.") and modname not in sys.modules and not environment.lookup_environment(env_name):
+            env = environment.Environment({"__name__": modname})
+            env.consts[:] = consts
+            env.env_name = env_name
+            environment.Environment._memo[env_name] = env
+            return env
+        return rebuild(modname, consts, env_name)
+
+    # pickle finds the function by name as it loads; every cache load holds numba's compiler lock
+    environment._rebuild_env = rebuild_lightly
+    try:
+        yield
+    finally:
+        environment._rebuild_env = rebuild
+
+
 class _KernelCache(FunctionCache):
     """numba's on-disk cache for deteval's kernels: loads skip a refresh, and any kernel source is part of the key.
 
@@ -108,9 +297,9 @@ class _KernelCache(FunctionCache):
     """
 
     def load_overload(self, sig, target_context):
-        rtsys.initialize(target_context)
+        _initialize_runtime(target_context, self._cache_path)
         # unpickling a kernel imports the modules of the numba implementations it uses
-        with _scipy_blas_deferred(), self._guard_against_spurious_io_errors():
+        with _scipy_blas_deferred(), _numba_modules_left_unimported(), self._guard_against_spurious_io_errors():
             loaded = self._load_overload(sig, target_context)
         if loaded is None:  # numba's compiler refreshes the context next, importing arraymath
             _import_arraymath_without_scipy()
@@ -133,6 +322,8 @@ def _with_kernel_cache(dispatcher):
     # the same state, two methods differ; a numba without these private methods keeps its own cache
     if type(cache) is FunctionCache and hasattr(cache, "_load_overload") and hasattr(cache, "_index_key"):
         cache.__class__ = _KernelCache
+        if type(cache._impl) is CompileResultCacheImpl:
+            cache._impl.__class__ = _KernelCacheImpl
     return dispatcher
 
 

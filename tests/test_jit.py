@@ -52,6 +52,65 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
     _run(code, tmp_path)
 
 
+def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_loaded_kernels(tmp_path):
+    _run(_CALL, tmp_path)  # fills the cache, and the file of numba's runtime helpers
+    code = _CALL + (
+        "import deteval.jit as j\n"
+        "from numba.core.runtime import rtsys\n"
+        "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
+        "for mod in ('scipy', 'yaml', 'numba.np.arrayobj'):\n"
+        "    assert mod not in sys.modules, mod + ' imported'\n"
+        "from deteval.matching.groups import counting_sort\n"
+        "lib = next(iter(counting_sort.overloads.values())).library\n"
+        "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
+        "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
+        "@numba.njit\n"
+        "def twice(key, order, n):\n"
+        "    return counting_sort(key, counting_sort(key, order, n), n)\n"
+        "assert twice(np.array([2, 0, 1, 0]), np.arange(4), 3).tolist() == [1, 3, 2, 0]\n"
+        "assert lib._shared_module is not None\n"
+        "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
+        "import numba.np.arrayobj\n"  # the real module, after environments were built without it
+        "assert numba.njit(lambda n: np.ones(n).sum())(4) == 4.0\n"
+    )
+    _run(code, tmp_path)
+
+
+def test_a_damaged_runtime_helpers_file_is_compiled_again(tmp_path):
+    _run(_CALL, tmp_path)
+    (stored,) = tmp_path.rglob("deteval-nrt-*.pkl")
+    stored.write_bytes(b"not a pickle")
+    _run(_CALL + "assert np.zeros(3).sum() == 0\n", tmp_path)  # kernels allocate through the helpers
+    check = "import deteval.jit as j\nfrom numba.core.runtime import rtsys\n" + _CALL + (
+        "assert isinstance(rtsys.library, j._LoadedLibrary)\n"
+    )
+    _run(check, tmp_path)  # rewritten whole, and loaded
+
+
+def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
+    import deteval
+
+    root = str(Path(deteval.__file__).resolve().parent.parent)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": root}
+    env.pop("NUMBA_BOUNDSCHECK", None)
+    here, later = tmp_path / "here", tmp_path / "later"
+    for d in (here, later):
+        d.mkdir()
+    (here / ".numba_config.yaml").write_text("boundscheck: 1\n")
+    (later / ".numba_config.yaml").write_text("boundscheck: 1\n")
+    code = "import deteval.jit, numba.core.config as c\nassert c.BOUNDSCHECK == 1, c.BOUNDSCHECK\n"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=here)
+    # a file found only later (after a change of directory) is read then, yaml imported as numba would
+    code = (
+        "import os, sys, deteval.jit, numba.core.config as c\n"
+        "assert 'yaml' not in sys.modules and not c.BOUNDSCHECK\n"
+        f"os.chdir({str(later)!r})\n"
+        "c.reload_config()\n"
+        "assert c.BOUNDSCHECK == 1, c.BOUNDSCHECK\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path)
+
+
 def _fill(lo, hi, out):
     out[lo:hi] += np.arange(lo, hi)
 
