@@ -41,11 +41,12 @@ import os
 import pickle
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from functools import cache, partial
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -338,7 +339,9 @@ def _with_kernel_cache(dispatcher):
     return dispatcher
 
 
-__all__ = ["in_background", "njit", "num_threads", "run_chunks"]
+__all__ = ["in_background", "njit", "num_threads", "run_chunks", "run_tasks"]
+
+T = TypeVar("T")
 
 
 def num_threads() -> int:
@@ -370,6 +373,21 @@ def in_background(fn: Callable, *args, **kwargs) -> Future:
     Worth it for ``nogil`` kernels only: other Python code takes turns on the GIL.
     """
     return _background_pool(os.getpid()).submit(fn, *args, **kwargs)
+
+
+def run_tasks(tasks: Sequence[Callable[[], T]]) -> list[T]:
+    """Call each task on threads, the first in the caller; their results, in order.
+
+    Tasks should be ``nogil`` kernel calls. Not for use inside :func:`run_chunks`
+    kernels: the tasks take threads from the same pool.
+    """
+    threads = num_threads()
+    if threads == 1 or len(tasks) < 2:
+        return [task() for task in tasks]
+    pool = _pool(threads, os.getpid())
+    futures = [pool.submit(task) for task in tasks[1:]]
+    first = tasks[0]()
+    return [first, *(f.result() for f in futures)]
 
 
 def run_chunks(kernel: Callable, n_items: int, cost: np.ndarray | None, *args) -> None:

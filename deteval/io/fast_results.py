@@ -46,10 +46,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from functools import partial
 
 import numpy as np
 
-from deteval.jit import njit, run_chunks
+from deteval.jit import njit, num_threads, run_chunks, run_tasks
 from deteval.types import xywh_area
 
 # ---------------------------------------------------------------------------------------------
@@ -656,8 +658,12 @@ def _rle_object(buf, pos, n):
 
 
 @_kernel()
-def _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, spans, stack):
+def _scan_results(buf, head, tail, mode, image_id, category_id, bbox, score, present, rle, spans, stack):
     """Fill the columns from a results list: (ok, records, spans).
+
+    ``buf`` is the whole list when ``head`` and ``tail``; else a piece of it cut at commas
+    between records: without ``head`` it starts at a record (white space first), without
+    ``tail`` it ends right after one (white space last), not at the list's ``[`` or ``]``.
 
     ``present[i]``: the keys record i has (bit ``1 << _K_...``). ``mode`` says what a
     ``segmentation`` or ``keypoints`` key does: declines the file (``_M_DECLINE``), is skipped
@@ -674,12 +680,13 @@ def _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, s
     nrec = 0
     nspan = 0
     pos = _ws(buf, 0, n)
-    if _at(buf, pos, n) != 91:
-        return False, 0, 0
-    pos = _ws(buf, pos + 1, n)
-    if _at(buf, pos, n) == 93:
+    if head:
+        if _at(buf, pos, n) != 91:
+            return False, 0, 0
         pos = _ws(buf, pos + 1, n)
-        return pos == n, 0, 0
+        if _at(buf, pos, n) == 93:
+            pos = _ws(buf, pos + 1, n)
+            return pos == n and tail, 0, 0
     while True:
         if _at(buf, pos, n) != 123 or nrec >= cap:
             return False, nrec, nspan
@@ -779,11 +786,13 @@ def _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, s
             return False, nrec, nspan
         present[nrec] = seen
         nrec += 1
+        if not tail and _ws(buf, pos, n) == n:  # a piece ends after a record, where a comma was cut
+            return True, nrec, nspan
         pos, more = _next_item(buf, pos, n, 93)
         if more < 0:
             return False, nrec, nspan
         if more == 0:
-            return _ws(buf, pos, n) == n, nrec, nspan
+            return tail and _ws(buf, pos, n) == n, nrec, nspan
 
 
 @njit(cache=True, nogil=True)
@@ -862,48 +871,113 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     read, RLE that is not plain (other keys, uncompressed counts, polygons, escapes other
     than ``\\\\``, chars outside ``'0'``-``'o'``, a negative or 19+ digit size) or that the
     general path rejects (runs that are negative, beyond 2**32 - 1 or not summing to h*w).
+
+    ``raw`` may be a read-only memory map. From 8 MB on, it is scanned in pieces on threads
+    (see :func:`_pieces`), with the same result.
     """
     mode = _MASK_MODES[masks]
     buf = np.frombuffer(raw, dtype=np.uint8)
-    cap = len(raw) // _MIN_RECORD_BYTES + 1
-    image_id = np.empty(cap, np.int64)
-    category_id = np.empty(cap, np.int64)
-    bbox = np.empty((cap, 4), np.float64)
-    score = np.empty(cap, np.float64)
-    present = np.empty(cap, np.int64)
-    rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
-    spans = np.empty((5 * cap, 4), np.int64)  # (kind, slot, start, end) for Python; pages touched only if used
-    stack = np.empty(_MAX_DEPTH, np.uint8)
-    ok, nrec, nspan = _scan_results(buf, mode, image_id, category_id, bbox, score, present, rle, spans, stack)
-    if not ok:
+    scanned = _scan_in_pieces(raw, buf, mode, _pieces(raw, num_threads()))
+    if scanned is None:
         return None
-    bbox = bbox[:nrec]
-    score = score[:nrec]
+    image_id, category_id, bbox, score, present, rle, spans = scanned
+    nrec = len(score)
     has_bbox: bool | np.ndarray = True
     if mode == _M_READ:
-        has_bbox = (present[:nrec] & (1 << _K_BBOX)) != 0
+        has_bbox = (present & (1 << _K_BBOX)) != 0
         bbox[~has_bbox] = 0.0
-    if nspan:
+    if len(spans):
         targets = (bbox.reshape(-1), score)
-        for kind, slot, start, end in spans[:nspan].tolist():
+        for kind, slot, start, end in spans.tolist():
             v = float(raw[start:end])
             if not math.isfinite(v):
                 return None  # 1e400: the general path reports it
             targets[kind][slot] = v
     out = {
-        "image_id": image_id[:nrec],
-        "category_id": category_id[:nrec],
+        "image_id": image_id,
+        "category_id": category_id,
         "bbox": bbox,
         "score": score,
         "has_bbox": has_bbox,
         "n": nrec,
     }
     if mode == _M_READ:
-        masks_read = _masks_of(buf, rle[:nrec])
+        masks_read = _masks_of(buf, rle)
         if masks_read is None:
             return None
         out["masks"] = masks_read
     return out
+
+
+_PIECE_BYTES = 4 << 20  # a results file is scanned in pieces, on threads, from twice this size
+_RECORD_GAP = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
+def _pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
+    """Byte ranges covering ``raw`` but for the commas between them: one per thread for a large file.
+
+    Each cut is a comma between ``}`` and ``{`` near an even share of the bytes. It
+    separates two records when the piece before it scans as whole records; a comma that
+    does not (one inside a string, or between nested objects) fails that scan.
+    """
+    n_pieces = max(1, min(threads, len(raw) // _PIECE_BYTES))
+    bounds, lo = [], 0
+    for k in range(1, n_pieces):
+        gap = _RECORD_GAP.search(raw, max(lo, len(raw) * k // n_pieces))
+        if gap is None:
+            break
+        comma = raw.find(b",", gap.start())
+        bounds.append((lo, comma))
+        lo = comma + 1
+    return [*bounds, (lo, len(raw))]
+
+
+def _scan_in_pieces(raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]]):
+    """:func:`_scan_results` over each piece on threads, the rows joined in file order; any piece
+    that fails scans the whole file again, as one. ``None`` where that declines."""
+    caps = [(hi - lo) // _MIN_RECORD_BYTES + 1 for lo, hi in bounds]
+    first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
+    cap = int(first[-1])
+    image_id = np.empty(cap, np.int64)
+    category_id = np.empty(cap, np.int64)
+    bbox = np.empty((cap, 4), np.float64)
+    score = np.empty(cap, np.float64)
+    present = np.empty(cap, np.int64)
+    rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
+    # (kind, slot, start, end) for Python; pages touched only if used
+    spans = [np.empty((5 * c, 4), np.int64) for c in caps]
+    last = len(bounds) - 1
+
+    def scan(k: int):
+        (lo, hi), rows = bounds[k], slice(first[k], first[k + 1])
+        return _scan_results(
+            buf[lo:hi], k == 0, k == last, mode, image_id[rows], category_id[rows], bbox[rows], score[rows],
+            present[rows], rle[rows], spans[k], np.empty(_MAX_DEPTH, np.uint8),
+        )  # fmt: skip
+
+    scans = run_tasks([partial(scan, k) for k in range(len(bounds))])
+    if not all(ok for ok, _, _ in scans):
+        if len(bounds) == 1:
+            return None
+        return _scan_in_pieces(raw, buf, mode, [(0, len(raw))])
+    # each piece's rows follow the previous piece's: moved down over the gap its spare capacity left
+    nrec = 0
+    parts = []
+    for k, ((lo, _), (_, n_rows, n_spans)) in enumerate(zip(bounds, scans)):
+        src = slice(first[k], first[k] + n_rows)
+        dst = slice(nrec, nrec + n_rows)
+        for column in (image_id, category_id, bbox, score, present, rle):
+            if len(column) and src != dst:
+                column[dst] = column[src]
+        if len(rle):
+            rle[dst, 2:4] += lo
+        s = spans[k][:n_spans]
+        s[:, 1] += np.where(s[:, 0] == 0, 4 * nrec, nrec)  # a box coordinate's slot, or a score's
+        s[:, 2:] += lo
+        parts.append(s)
+        nrec += n_rows
+    rows = slice(0, nrec)
+    return image_id[rows], category_id[rows], bbox[rows], score[rows], present[rows], rle[rows], np.concatenate(parts)
 
 
 def _masks_of(buf: np.ndarray, rle: np.ndarray):

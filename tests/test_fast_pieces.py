@@ -1,0 +1,165 @@
+"""A results file scanned in pieces on threads (cut at commas between records) reads as one scan.
+
+The scanner proves a cut: the piece before it must end with a whole record. Every comma of
+these documents is tried as a cut, those inside strings, bracketed lists and nested objects
+included; the columns must be those of one scan, row for row and bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deteval.io import fast_results as fr
+from deteval.io import json_source
+
+DATA = Path(__file__).resolve().parent / "data"
+
+_BOX_RECORDS = [
+    {"image_id": 1, "category_id": 2, "bbox": [1.5, 2, 3.25, 4], "score": 0.9},
+    {"image_id": 1, "category_id": 3, "bbox": [0.1, "LONG", 3, 4], "score": "LONG"},
+    {"image_id": 7, "note": "a}, {b", "category_id": 2, "bbox": [0, 0, 1, 1], "score": 0.5},
+    {"image_id": 8, "extra": [{"x": 1}, {"y": [1, 2]}], "category_id": 1, "bbox": [5, 6, 7, 8], "score": 1},
+    {"image_id": 9, "category_id": 4, "bbox": [9, 9, 9, 9], "score": 1e-7, "segmentation": [[1, 2, 3, 4]]},
+    {"image_id": 2, "category_id": 2, "bbox": [1, 1, 1, 1], "score": 2.5e-300},
+]
+_RLE_RECORDS = [
+    {"image_id": 1, "category_id": 1, "segmentation": {"size": [3, 4], "counts": "2214"}, "score": 0.5},
+    {"image_id": 2, "category_id": 1, "segmentation": {"size": [2, 2], "counts": "13"}, "score": 0.25},
+    {"image_id": 2, "category_id": 3, "bbox": [0, 0, 2, 2], "segmentation": {"size": [2, 2], "counts": "04"},
+     "score": 0.125},
+]  # fmt: skip
+
+
+def _text(records, indent=None) -> bytes:
+    # a 25-digit mantissa: Python converts its float (a span), whose slot must follow the row
+    return json.dumps(records, indent=indent).replace('"LONG"', "2.000000000000000000000000001").encode()
+
+
+def _whole(raw, mode):
+    buf = np.frombuffer(raw, np.uint8)
+    return fr._scan_in_pieces(raw, buf, mode, [(0, len(raw))])
+
+
+def _same(a, b) -> None:
+    assert (a is None) == (b is None)
+    if a is None:
+        return
+    has_box = (a[4] & (1 << fr._K_BBOX)) != 0  # a record without a box leaves its row unwritten
+    for i, (x, y) in enumerate(zip(a, b)):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        if i == 2:
+            x, y = x[has_box], y[has_box]
+        assert np.array_equal(x.view(np.int64) if x.dtype == np.float64 else x,
+                              y.view(np.int64) if y.dtype == np.float64 else y)  # fmt: skip
+
+
+def _every_cut(raw: bytes, mode: int) -> int:
+    """Scan with a cut at each comma, then at pairs of commas; returns how many cuts scanned as pieces."""
+    buf = np.frombuffer(raw, np.uint8)
+    whole = _whole(raw, mode)
+    commas = [i for i, c in enumerate(raw) if c == ord(",")]
+    proven = 0
+    for c in commas:
+        bounds = [(0, c), (c + 1, len(raw))]
+        proven += all(_piece_scans(buf, mode, bounds))
+        _same(fr._scan_in_pieces(raw, buf, mode, bounds), whole)
+    for a, b in zip(commas[::3], commas[1::3]):
+        _same(fr._scan_in_pieces(raw, buf, mode, [(0, a), (a + 1, b), (b + 1, len(raw))]), whole)
+    return proven
+
+
+def _piece_scans(buf, mode: int, bounds) -> list[bool]:
+    """Whether each piece scans on its own (the first with the list's ``[``, the last with its ``]``)."""
+    oks = []
+    for k, (lo, hi) in enumerate(bounds):
+        cap = (hi - lo) // fr._MIN_RECORD_BYTES + 1
+        columns = (
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 4)), np.empty(cap),
+            np.empty(cap, np.int64), np.empty((cap if mode == fr._M_READ else 0, 6), np.int64),
+            np.empty((5 * cap, 4), np.int64), np.empty(fr._MAX_DEPTH, np.uint8),
+        )  # fmt: skip
+        oks.append(bool(fr._scan_results(buf[lo:hi], k == 0, k == len(bounds) - 1, mode, *columns)[0]))
+    return oks
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_every_comma_as_a_cut_reads_as_one_scan(indent):
+    raw = _text(_BOX_RECORDS, indent)
+    assert len(_whole(raw, fr._M_SKIP)[-1]) == 2  # the spans
+    # the cuts between records scan as pieces; the others fail there and fall back to one scan
+    assert _every_cut(raw, fr._M_SKIP) == len(_BOX_RECORDS) - 1
+
+
+def test_every_comma_as_a_cut_with_masks_read():
+    raw = _text(_RLE_RECORDS)
+    assert _whole(raw, fr._M_READ) is not None
+    assert _every_cut(raw, fr._M_READ) == len(_RLE_RECORDS) - 1
+
+
+def test_a_file_the_whole_scan_declines_is_declined_in_pieces():
+    for bad in (b'[{"image_id": 1}, {"image_id": 2}]', b'[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], '
+                b'"score": 1}, {"image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "score": NaN}]'):  # fmt: skip
+        assert _whole(bad, fr._M_SKIP) is None
+        _every_cut(bad, fr._M_SKIP)
+
+
+@pytest.mark.parametrize(
+    "name, masks",
+    [
+        ("coco_fake100/instances_val2014_fakebbox100_results.json", "skip"),
+        ("coco_fake100/instances_val2014_fakesegm100_results.json", "read"),
+    ],
+)
+def test_data_files_in_pieces_and_mapped(name, masks, monkeypatch, tmp_path):
+    raw = (DATA / name).read_bytes()
+    one = fr.parse_results_columns(raw, masks=masks)
+    assert one is not None
+    monkeypatch.setattr(fr, "_PIECE_BYTES", 1)
+    monkeypatch.setattr(fr, "num_threads", lambda: 3)
+    assert len(fr._pieces(raw, 3)) == 3
+    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
+    mapped = json_source.read_bytes(DATA / name, "results")
+    assert isinstance(mapped, mmap.mmap)
+    for source in (raw, mapped):
+        cols = fr.parse_results_columns(source, masks=masks)
+        for key in ("image_id", "category_id", "bbox", "score"):
+            assert np.array_equal(cols[key], one[key]) and cols[key].dtype == one[key].dtype
+        if masks == "read":
+            for f in ("counts", "offsets", "height", "width", "area"):
+                assert np.array_equal(getattr(cols["masks"], f), getattr(one["masks"], f))
+
+
+@pytest.mark.parametrize("text_of", [
+    lambda t: t.replace('"score"', '"sc\\u006fre"', 1),  # an escaped key: the scanner declines, json reads it
+    lambda t: t.replace('"score": ', '"score": NaN, "s": ', 1),  # a NaN score: the general path's error
+])  # fmt: skip
+def test_a_mapped_file_the_scanner_declines_reads_the_general_way(text_of, monkeypatch, tmp_path):
+    from deteval.errors import InputError
+    from deteval.io import coco
+
+    monkeypatch.setattr(coco, "FAST_PATH_BYTES", 1)
+    folder = DATA / "coco_fake100"
+    path = tmp_path / "results.json"
+    path.write_text(text_of((folder / "instances_val2014_fakebbox100_results.json").read_text()))
+    gt = coco.load_coco_gt(folder / "instances_val2014_100.json")
+
+    def load():
+        try:
+            return coco.load_coco_results(path, gt)
+        except InputError as exc:
+            return str(exc)
+
+    plain = load()
+    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
+    assert isinstance(json_source.read_bytes(path, "results"), mmap.mmap)
+    mapped = load()
+    if isinstance(plain, str):
+        assert mapped == plain and "score" in plain
+    else:
+        assert np.array_equal(mapped.boxes, plain.boxes) and np.array_equal(mapped.score, plain.score)
+        assert len(plain.score) > 0
