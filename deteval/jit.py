@@ -11,7 +11,9 @@ start-up costs removed from every process (about 0.35 s in all):
   numba's implementation modules for their globals
   (:func:`_numba_modules_left_unimported`). numba's runtime helpers are
   compiled once and stored with the kernels (:func:`_initialize_runtime`).
-- numba is imported without scipy and yaml (:func:`_import_numba_lightly`).
+- numba is imported without scipy and yaml (:func:`_import_numba_lightly`),
+  and typing a kernel's array arguments does not import ``numpy.ma``
+  (:func:`_typeof_ndarray`).
 - Whenever ``numba.np.arraymath`` may be imported for the first time (before
   a compile, or while unpickling a cached kernel), scipy's BLAS module is
   kept out of reach of this thread: numba imports ``scipy.linalg`` (about
@@ -108,11 +110,13 @@ _import_numba_lightly()
 
 import llvmlite.binding as ll  # noqa: E402
 from numba import njit as _numba_njit  # noqa: E402
-from numba.core import environment  # noqa: E402
+from numba.core import environment, errors, types  # noqa: E402
 from numba.core.caching import CompileResultCacheImpl, FunctionCache  # noqa: E402
 from numba.core.codegen import JITCodeLibrary  # noqa: E402
 from numba.core.compiler_lock import global_compiler_lock  # noqa: E402
 from numba.core.runtime import nrtdynmod, rtsys  # noqa: E402
+from numba.core.typing import typeof  # noqa: E402
+from numba.np import numpy_support  # noqa: E402
 
 
 @contextmanager
@@ -339,6 +343,27 @@ def _with_kernel_cache(dispatcher):
     return dispatcher
 
 
+_numba_typeof_ndarray = typeof.typeof_impl.dispatch(np.ndarray)
+
+
+@typeof.typeof_impl.register(np.ndarray)
+def _typeof_ndarray(val, c):
+    """numba's type of an array, without importing ``numpy.ma`` (12 ms) to learn that a plain array is not masked.
+
+    The first call of a kernel types its arguments in Python, where numba asks
+    ``isinstance(val, np.ma.MaskedArray)``; numpy 2 imports ``numpy.ma`` on that
+    first use. An array of type exactly ``np.ndarray`` is no masked array; any
+    other, and any dtype numba does not take, goes to numba's own function.
+    """
+    if type(val) is not np.ndarray:
+        return _numba_typeof_ndarray(val, c)
+    try:
+        dtype = numpy_support.from_dtype(val.dtype)
+    except errors.NumbaNotImplementedError:
+        return _numba_typeof_ndarray(val, c)  # its error
+    return types.Array(dtype, val.ndim, numpy_support.map_layout(val), readonly=not val.flags.writeable)
+
+
 __all__ = ["in_background", "njit", "num_threads", "run_chunks", "run_tasks"]
 
 T = TypeVar("T")
@@ -409,7 +434,8 @@ def run_chunks(kernel: Callable, n_items: int, cost: np.ndarray | None, *args) -
     else:
         total = np.cumsum(np.asarray(cost, np.float64) + 1.0)  # +1: every item costs a little
         bounds = np.searchsorted(total, np.linspace(0, total[-1], n_chunks + 1)[1:-1], side="right")
-        bounds = np.unique(np.concatenate([[0], bounds, [n_items]])).astype(np.int64)
+        bounds = np.concatenate([[0], bounds, [n_items]]).astype(np.int64)
+        bounds = bounds[np.diff(bounds, prepend=-1) > 0]  # ascending: repeats dropped (np.unique imports numpy.ma)
     pool = _pool(threads, os.getpid())
     futures = [pool.submit(kernel, int(lo), int(hi), *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
     for f in futures:

@@ -58,7 +58,7 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
         "import deteval.jit as j\n"
         "from numba.core.runtime import rtsys\n"
         "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
-        "for mod in ('scipy', 'yaml', 'numba.np.arrayobj'):\n"
+        "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
         "    assert mod not in sys.modules, mod + ' imported'\n"
         "from deteval.matching.groups import counting_sort\n"
         "lib = next(iter(counting_sort.overloads.values())).library\n"
@@ -109,6 +109,26 @@ def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
         "assert c.BOUNDSCHECK == 1, c.BOUNDSCHECK\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path)
+
+
+def test_array_types_are_numbas():
+    import pytest
+    from numba.core import errors
+    from numba.core.typing import typeof
+
+    from deteval import jit
+
+    base = np.arange(24.0).reshape(4, 6)
+    ro = base.copy()
+    ro.flags.writeable = False
+    arrays = [base, base.T, base[:, ::2], base[1:3], ro, np.zeros(0, np.int8), np.array(3), np.ones(3, np.bool_),
+              np.frombuffer(b"abc", np.uint8), np.zeros((2, 2), np.complex64)]  # fmt: skip
+    for a in arrays:
+        assert typeof.typeof(a) == jit._numba_typeof_ndarray(a, typeof.Purpose.argument), a
+    # numba's own answers: a masked array is refused, a dtype numba does not take too
+    for a in (np.ma.masked_array([1, 2]), np.zeros(2, [("a", object)])):
+        with pytest.raises(errors.NumbaError):
+            typeof.typeof(a)
 
 
 def _fill(lo, hi, out):
