@@ -174,6 +174,14 @@ def _object_payload(library) -> tuple:
     return name, kind, (object_code, bitcode, _defined_names(library._get_module_for_linking()))
 
 
+def _is_object_payload(value) -> bool:
+    """Whether ``value`` has the form :func:`_object_payload` gives."""
+    if not (isinstance(value, tuple) and len(value) == 3 and value[1] == "object" and isinstance(value[2], tuple)):
+        return False
+    data = value[2]
+    return len(data) == 3 and isinstance(data[0], bytes) and isinstance(data[1], bytes) and isinstance(data[2], tuple)
+
+
 def _unserialize(codegen, libdata):
     """``codegen.unserialize_library`` that reads :func:`_object_payload`'s form without parsing bitcode."""
     name, kind, data = libdata
@@ -230,8 +238,12 @@ def _nrt_library(compile_nrt, cache_dir: str, ctx):
     """numba's runtime helpers: loaded from the kernels' cache directory, or compiled and stored there."""
     codegen = ctx.codegen()
     path = _nrt_cache_file(cache_dir, codegen)
-    with suppress(OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
-        return _unserialize(codegen, pickle.loads(path.read_bytes()))
+    try:
+        stored = pickle.loads(path.read_bytes())
+    except Exception:  # missing, or not what this function wrote: compiled again
+        stored = None
+    if _is_object_payload(stored):
+        return _unserialize(codegen, stored)
     if not hasattr(nrtdynmod, "create_nrt_module"):
         return compile_nrt(ctx)
     # what compile_nrt_functions does, with the object code kept for the file
