@@ -20,7 +20,7 @@ import numpy as np
 
 from deteval.integrators import coco101_from_true_positives
 from deteval.jit import njit, run_chunks
-from deteval.matching.groups import counting_sort, sort_by_score_desc, sort_slices_by_score_desc
+from deteval.matching.groups import _KERNEL_SORT_ROWS, counting_sort, sort_by_score_desc, sort_slices_by_score_desc
 
 _RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
 
@@ -142,6 +142,15 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
     return True
 
 
+def _rows_in_group_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether the rows are in (category, image, rank) order: a kernel for large inputs, numpy below
+    50,000 rows (a small evaluation does not compile the kernel)."""
+    if len(category) >= _KERNEL_SORT_ROWS:
+        return bool(_in_group_order(category, image, rank))
+    dc, di, dr = np.diff(category), np.diff(image), np.diff(rank)
+    return bool(np.all((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr >= 0))))))
+
+
 def group_order(
     det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, n_cat: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +165,7 @@ def group_order(
     image = np.ascontiguousarray(det_image, np.int64)
     rank = np.ascontiguousarray(det_rank, np.int64)
     order = np.arange(len(category), dtype=np.int64)
-    if len(order) and not _in_group_order(category, image, rank):
+    if len(order) and not _rows_in_group_order(category, image, rank):
         order = counting_sort(rank, order, int(rank.max()) + 1)
         order = counting_sort(image, order, int(image.max()) + 1)
         order = counting_sort(category, order, n_cat)

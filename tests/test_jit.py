@@ -17,10 +17,12 @@ def _run(code: str, cache_dir) -> None:
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
-_CALL = (
+_CALL = (  # two small kernels, called directly (group_order sorts small inputs with numpy)
     "import sys, numpy as np\n"
-    "from deteval.accumulate import group_order\n"
-    "group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]), 1)\n"
+    "from deteval.accumulate import _in_group_order\n"
+    "from deteval.matching.groups import _counting_sort\n"
+    "assert not _in_group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]))\n"
+    "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), 3).tolist() == [1, 2, 0]\n"
 )
 
 
@@ -60,7 +62,7 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
         "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
         "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
         "    assert mod not in sys.modules, mod + ' imported'\n"
-        "from deteval.matching.groups import counting_sort\n"
+        "from deteval.matching.groups import _counting_sort as counting_sort\n"
         "lib = next(iter(counting_sort.overloads.values())).library\n"
         "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
         "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now

@@ -108,3 +108,25 @@ def test_grouping_in_one_pass_or_two_gives_the_same_groups(monkeypatch):
             two = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=5)
             for f in dataclasses.fields(one):
                 assert np.array_equal(getattr(one, f.name), getattr(two, f.name)), (n_img, use_cats, f.name)
+
+
+@given(st.integers(0, 300), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
+    from deteval.accumulate import _in_group_order, _rows_in_group_order
+    from deteval.matching.groups import _counting_sort, counting_sort
+
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, n_bins, n).astype(np.int64)
+    order = rng.permutation(n).astype(np.int64)[: rng.integers(0, n + 1)]
+    by_numpy = counting_sort(keys, order, n_bins)  # small: numpy's stable argsort
+    assert by_numpy.dtype == np.int64 and np.array_equal(by_numpy, _counting_sort(keys, order, n_bins))
+    # rows in (category, image, rank) order, or one pair swapped
+    cat, img, rank = (np.sort(rng.integers(0, 3, n)) for _ in range(3))
+    rows = np.lexsort((rank, img, cat))
+    cat, img, rank = cat[rows], img[rows], rank[rows]
+    if n > 1 and rng.integers(0, 2):
+        i = rng.integers(0, n - 1)
+        for a in (cat, img, rank):
+            a[[i, i + 1]] = a[[i + 1, i]]
+    if n:
+        assert _rows_in_group_order(cat, img, rank) == bool(_in_group_order(cat, img, rank))

@@ -39,9 +39,22 @@ class Groups:
         return np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
 
 
+_KERNEL_SORT_ROWS = 50_000  # fewer rows are sorted by numpy: a small evaluation does not compile the kernel
+
+
+def counting_sort(keys: np.ndarray, order: np.ndarray, n_bins: int) -> np.ndarray:
+    """``order`` (int64) stably re-sorted by ``keys[order]`` (int64 in ``[0, n_bins)``).
+
+    Large inputs take a counting sort kernel; below 50,000 rows numpy's stable
+    argsort gives the same order without the kernel's compile on a first run.
+    """
+    if len(order) < _KERNEL_SORT_ROWS:
+        return order[np.argsort(keys[order], kind="stable")]
+    return _counting_sort(keys, order, n_bins)
+
+
 @njit(cache=True)
-def counting_sort(keys, order, n_bins):  # pragma: no cover - numba
-    """``order`` stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``)."""
+def _counting_sort(keys, order, n_bins):  # pragma: no cover - numba
     start = np.zeros(n_bins + 1, np.int64)
     for i in order:
         start[keys[i] + 1] += 1
