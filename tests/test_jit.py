@@ -1,4 +1,4 @@
-"""deteval.jit: numba's start-up costs cut without changing what numba can do; threaded ranges."""
+"""deteval.jit and deteval.numba_start: numba's start-up costs cut without changing what numba can do; threads."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
 def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_loaded_kernels(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache, and the file of numba's runtime helpers
     code = _CALL + (
-        "import deteval.jit as j\n"
+        "import deteval.numba_start as j\n"
         "from numba.core.runtime import rtsys\n"
         "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
         "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
@@ -83,7 +83,7 @@ def test_a_damaged_runtime_helpers_file_is_compiled_again(tmp_path):
     (stored,) = tmp_path.rglob("deteval-nrt-*.pkl")
     stored.write_bytes(b"not a pickle")
     _run(_CALL + "assert np.zeros(3).sum() == 0\n", tmp_path)  # kernels allocate through the helpers
-    check = "import deteval.jit as j\nfrom numba.core.runtime import rtsys\n" + _CALL + (
+    check = "import deteval.numba_start as j\nfrom numba.core.runtime import rtsys\n" + _CALL + (
         "assert isinstance(rtsys.library, j._LoadedLibrary)\n"
     )
     _run(check, tmp_path)  # rewritten whole, and loaded
@@ -118,7 +118,7 @@ def test_array_types_are_numbas():
     from numba.core import errors
     from numba.core.typing import typeof
 
-    from deteval import jit
+    from deteval import numba_start
 
     base = np.arange(24.0).reshape(4, 6)
     ro = base.copy()
@@ -126,7 +126,7 @@ def test_array_types_are_numbas():
     arrays = [base, base.T, base[:, ::2], base[1:3], ro, np.zeros(0, np.int8), np.array(3), np.ones(3, np.bool_),
               np.frombuffer(b"abc", np.uint8), np.zeros((2, 2), np.complex64)]  # fmt: skip
     for a in arrays:
-        assert typeof.typeof(a) == jit._numba_typeof_ndarray(a, typeof.Purpose.argument), a
+        assert typeof.typeof(a) == numba_start._numba_typeof_ndarray(a, typeof.Purpose.argument), a
     # numba's own answers: a masked array is refused, a dtype numba does not take too
     for a in (np.ma.masked_array([1, 2]), np.zeros(2, [("a", object)])):
         with pytest.raises(errors.NumbaError):
