@@ -58,7 +58,7 @@ class _Deferred(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         # the parents are imported before the module itself: they are the cost
         if threading.get_ident() == self.thread and any(name == p or name.startswith(p + ".") for p in self.packages):
-            raise ImportError(f"{name} deferred by deteval.jit")
+            raise ImportError(f"{name} deferred by deteval.numba_start")
         return None
 
 
@@ -134,7 +134,8 @@ def _import_arraymath_without_scipy() -> None:
 
 @cache
 def _kernel_sources_digest() -> str:
-    """sha256 of every deteval module that takes ``njit`` from here (their paths and bytes)."""
+    """sha256 of every deteval module that takes ``njit`` from :mod:`deteval.jit`, and of the two
+    modules that make it (their paths and bytes)."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
