@@ -602,6 +602,29 @@ def _rle_size(buf, pos, n):
     return pos + 1, h, w
 
 
+@_kernel(inline=True)
+def _rle_key(buf, pos, n, seen):
+    """An RLE object's key at ``pos``, ``"size"`` (bit 1) or ``"counts"`` (bit 2), not one in
+    ``seen``, and its colon: (position of the value, bit), or (-1, 0)."""
+    if _at(buf, pos, n) != 34:
+        return -1, 0
+    kstart = pos + 1
+    if _word_at(buf, kstart, n, _SIZE):
+        bit = 1
+        pos = kstart + 5
+    elif _word_at(buf, kstart, n, _COUNTS):
+        bit = 2
+        pos = kstart + 7
+    else:
+        return -1, 0
+    if seen & bit:
+        return -1, 0
+    pos = _ws(buf, pos, n)
+    if _at(buf, pos, n) != 58:
+        return -1, 0
+    return _ws(buf, pos + 1, n), bit
+
+
 @_kernel()
 def _rle_object(buf, pos, n):
     """``{"size": [h, w], "counts": "..."}`` at ``pos``, keys in either order and nothing else:
@@ -617,24 +640,10 @@ def _rle_object(buf, pos, n):
     pos = _ws(buf, pos + 1, n)
     seen = 0
     while True:
-        if _at(buf, pos, n) != 34:
-            return -1, h, w, start, stop, runs, escaped
-        kstart = pos + 1
-        if _word_at(buf, kstart, n, _SIZE):
-            bit = 1
-            pos = kstart + 5
-        elif _word_at(buf, kstart, n, _COUNTS):
-            bit = 2
-            pos = kstart + 7
-        else:
-            return -1, h, w, start, stop, runs, escaped
-        if seen & bit:
+        pos, bit = _rle_key(buf, pos, n, seen)
+        if pos < 0:
             return -1, h, w, start, stop, runs, escaped
         seen |= bit
-        pos = _ws(buf, pos, n)
-        if _at(buf, pos, n) != 58:
-            return -1, h, w, start, stop, runs, escaped
-        pos = _ws(buf, pos + 1, n)
         if bit == 1:
             pos, h, w = _rle_size(buf, pos, n)
             if pos < 0:
@@ -1138,24 +1147,10 @@ def _gt_rle(buf, pos, n, seg, row, uruns, fill):
     pos = _ws(buf, pos + 1, n)
     seen = 0
     while True:
-        if _at(buf, pos, n) != 34:
-            return -1
-        kstart = pos + 1
-        if _word_at(buf, kstart, n, _SIZE):
-            bit = 1
-            pos = kstart + 5
-        elif _word_at(buf, kstart, n, _COUNTS):
-            bit = 2
-            pos = kstart + 7
-        else:
-            return -1
-        if seen & bit:
+        pos, bit = _rle_key(buf, pos, n, seen)
+        if pos < 0:
             return -1
         seen |= bit
-        pos = _ws(buf, pos, n)
-        if _at(buf, pos, n) != 58:
-            return -1
-        pos = _ws(buf, pos + 1, n)
         if bit == 1:
             pos, h, w = _rle_size(buf, pos, n)
             seg[row, 0] = h
