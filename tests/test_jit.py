@@ -28,6 +28,8 @@ _CALL = (  # two small kernels, called directly (group_order sorts small inputs 
 
 def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
     code = _CALL + (
+        "from numba.core import entrypoints\n"  # numba's extensions were loaded before the compile
+        "assert entrypoints._already_initialized\n"
         "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported by a kernel compile'\n"
         "import importlib.util, numba, numba.np.arraymath as am\n"
         "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
@@ -62,6 +64,8 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
         "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
         "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
         "    assert mod not in sys.modules, mod + ' imported'\n"
+        "from numba.core import entrypoints\n"
+        "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
         "from deteval.matching.groups import _counting_sort as counting_sort\n"
         "lib = next(iter(counting_sort.overloads.values())).library\n"
         "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
