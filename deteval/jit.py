@@ -14,11 +14,13 @@ may run on.
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -35,7 +37,7 @@ def njit(*args, **kwargs):
     return lambda func: with_kernel_cache(decorate(func))
 
 
-__all__ = ["in_background", "njit", "num_threads", "run_chunks", "run_tasks"]
+__all__ = ["SharedTasks", "in_background", "njit", "num_threads", "run_chunks", "run_tasks"]
 
 T = TypeVar("T")
 
@@ -71,19 +73,64 @@ def in_background(fn: Callable, *args, **kwargs) -> Future:
     return _background_pool(os.getpid()).submit(fn, *args, **kwargs)
 
 
+class SharedTasks(Generic[T]):
+    """Tasks taken in order by whichever thread is free: ``helpers`` pool threads, and any thread that calls
+    :meth:`work` (the caller, when done with other work).
+
+    For many small tasks beside other work: a thread busy elsewhere (the ground
+    truth's scan) joins when it is done, instead of the tasks being split up
+    front among more threads than cores. Tasks should be ``nogil`` kernel calls
+    and must not wait on the pool themselves.
+    """
+
+    def __init__(self, tasks: Sequence[Callable[[], T]], helpers: int) -> None:
+        self._tasks = list(tasks)
+        self._results: list = [None] * len(self._tasks)
+        self._error: BaseException | None = None
+        self._claims = itertools.count()  # next() on it is atomic under the GIL: each task is taken once
+        self._left = len(self._tasks)
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        if not self._tasks:
+            self._done.set()
+        helpers = min(helpers, len(self._tasks) - 1)
+        if helpers > 0:
+            pool = _pool(num_threads(), os.getpid())
+            for _ in range(helpers):
+                pool.submit(self.work)
+
+    def work(self) -> None:
+        """Run tasks in this thread until every task is taken."""
+        n = len(self._tasks)
+        while (k := next(self._claims)) < n:
+            try:
+                self._results[k] = self._tasks[k]()
+            except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+                self._error = self._error or exc
+            with self._lock:
+                self._left -= 1
+                if self._left == 0:
+                    self._done.set()
+
+    def results(self) -> list[T]:
+        """Each task's result, in order, once all are done (this thread works on those left first).
+
+        A task's exception is raised here.
+        """
+        self.work()
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._results
+
+
 def run_tasks(tasks: Sequence[Callable[[], T]]) -> list[T]:
-    """Call each task on threads, the first in the caller; their results, in order.
+    """Call each task on threads, the caller working too; their results, in order.
 
     Tasks should be ``nogil`` kernel calls. Not for use inside :func:`run_chunks`
     kernels: the tasks take threads from the same pool.
     """
-    threads = num_threads()
-    if threads == 1 or len(tasks) < 2:
-        return [task() for task in tasks]
-    pool = _pool(threads, os.getpid())
-    futures = [pool.submit(task) for task in tasks[1:]]
-    first = tasks[0]()
-    return [first, *(f.result() for f in futures)]
+    return SharedTasks(tasks, num_threads() - 1).results()
 
 
 def run_chunks(kernel: Callable, n_items: int, cost: np.ndarray | None, *args) -> None:

@@ -66,10 +66,13 @@ class IdTable:
             if hi - lo < 4 * (len(self.ids) + len(values)) + 1024:
                 table = np.full(hi - lo + 1, -1, np.int32)
                 table[self.ids - lo] = np.arange(len(self.ids), dtype=np.int32)
-                inside = (values >= lo) & (values <= hi)
-                pos = table[np.where(inside, values - lo, 0)]
-                found = inside & (pos >= 0)
-                return np.where(found, pos, 0).astype(np.int32), found
+                # a value outside [lo, hi] (its offset clipped, or wrapped by int64 overflow) or in a gap of the
+                # table (-1: ids[-1], the largest id, is no such value) reads an index whose id differs
+                pos = table.take(values.astype(np.int64, copy=False) - lo, mode="clip")
+                found = self.ids[pos] == values
+                if not found.all():
+                    pos[~found] = 0
+                return pos, found
         pos = np.searchsorted(self.ids, values)
         pos = np.minimum(pos, len(self.ids) - 1)
         found = self.ids[pos] == values

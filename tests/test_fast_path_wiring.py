@@ -10,6 +10,7 @@ import pytest
 from conftest import COCO_PAIRS
 
 from deteval.io import coco as coco_io
+from deteval.io import fast_results
 
 
 def _same(a, b) -> None:
@@ -88,7 +89,7 @@ def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(COCO_PAIRS))
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
-def test_pair_loader_scans_results_on_a_thread_and_equals_the_two_loaders(name, iou_type, monkeypatch, tmp_path):
+def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, iou_type, monkeypatch, tmp_path):
     pair = COCO_PAIRS[name]
     dt_path = pair.preds_list_path(tmp_path)
     try:
@@ -97,11 +98,13 @@ def test_pair_loader_scans_results_on_a_thread_and_equals_the_two_loaders(name, 
         pytest.skip("ground truth without masks")
     expected = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
     monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(fast_results, "_PIECE_BYTES", 1)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
     threads = []
-    orig = coco_io._scan_results
-    monkeypatch.setattr(coco_io, "_scan_results", lambda *a: threads.append(threading.get_ident()) or orig(*a))
+    orig = fast_results._scan_results
+    monkeypatch.setattr(fast_results, "_scan_results", lambda *a: threads.append(threading.get_ident()) or orig(*a))
     dets, gt_pair = coco_io.load_coco_pair(dt_path, pair.gt_path, iou_type=iou_type)
-    assert threads and threads[0] != threading.get_ident()
+    assert set(threads) - {threading.get_ident()}, "no piece was scanned on a pool thread"
     _same(gt_pair, gt)
     _same(dets, expected)
     if iou_type == "segm":

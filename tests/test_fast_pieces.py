@@ -121,7 +121,7 @@ def test_data_files_in_pieces_and_mapped(name, masks, monkeypatch, tmp_path):
     assert one is not None
     monkeypatch.setattr(fr, "_PIECE_BYTES", 1)
     monkeypatch.setattr(fr, "num_threads", lambda: 3)
-    assert len(fr._pieces(raw, 3)) == 3
+    assert len(fr._pieces(raw, 3)) == 3 * fr._PIECES_PER_THREAD
     monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
     mapped = json_source.read_bytes(DATA / name, "results")
     assert isinstance(mapped, mmap.mmap)

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from deteval.jit import num_threads, run_chunks
+from deteval.jit import SharedTasks, num_threads, run_chunks, run_tasks
 
 
 def _run(code: str, cache_dir) -> None:
@@ -118,7 +119,6 @@ def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
 
 
 def test_array_types_are_numbas():
-    import pytest
     from numba.core import errors
     from numba.core.typing import typeof
 
@@ -149,6 +149,29 @@ def test_run_chunks_covers_every_item_once(monkeypatch):
             out = np.zeros(n, np.int64)
             run_chunks(_fill, n, cost, out)
             assert np.array_equal(out, np.arange(n))
+
+
+def test_shared_tasks_run_each_task_once_give_results_in_order_and_raise_a_tasks_error(monkeypatch):
+    import threading
+    import time
+
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    ran = []
+
+    def task(k):
+        time.sleep(0.001 * (k % 3))  # uneven: threads take tasks out of step
+        ran.append((k, threading.get_ident()))
+        return k * k
+
+    tasks = [lambda k=k: task(k) for k in range(60)]
+    assert SharedTasks(tasks, helpers=2).results() == [k * k for k in range(60)]
+    assert sorted(k for k, _ in ran) == list(range(60))
+    assert len({t for _, t in ran}) > 1, "no helper took a task"
+    shared = SharedTasks([lambda: 1, lambda: [][0], lambda: 3], helpers=2)
+    with pytest.raises(IndexError):
+        shared.results()
+    assert SharedTasks([], helpers=2).results() == []
+    assert run_tasks([lambda: 1, lambda: 2]) == [1, 2]
 
 
 def test_run_chunks_in_a_forked_child_after_the_parent_used_threads(monkeypatch):

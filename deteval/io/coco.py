@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -273,18 +274,17 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
 def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
     """:func:`load_coco_gt` then :func:`load_coco_results`, the same containers and errors, sooner.
 
-    A results file large enough for the byte scanner is read and scanned on a
-    background thread while the ground truth loads (the scanner needs no ground
-    truth and releases the GIL); the scanned columns are checked against the
-    ground truth afterwards, exactly as :func:`load_coco_results` checks them.
+    A results file large enough for the byte scanner is scanned in pieces by
+    pool threads while the ground truth loads (the scanner needs no ground
+    truth and releases the GIL), and by this thread once the ground truth is
+    read; the scanned columns are checked against the ground truth afterwards,
+    exactly as :func:`load_coco_results` checks them.
     """
-    from deteval.jit import in_background
-
     scan = None
     if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= FAST_PATH_BYTES:
-        scan = in_background(_read_and_scan_results, preds, iou_type)
+        scan = _start_results_scan(preds, iou_type)
     gt_loaded = load_coco_gt(gt, iou_type=iou_type)
-    cols = scan.result() if scan is not None else None
+    cols = scan() if scan is not None else None
     if cols is not None:
         fast = _results_fast(cols, str(preds), gt_loaded, iou_type)
         if fast is not None:
@@ -299,14 +299,16 @@ def _file_size(path: Any) -> int:
         return -1
 
 
-def _read_and_scan_results(path: Any, iou_type: str) -> dict | None:
-    """The scanner's columns of a results file, or ``None`` for the general path (which reports any
-    error, after the ground truth's own)."""
+def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:
+    """The scan of a results file begun on pool threads (see ``start_results_scan``): the function returned
+    gives its columns, or ``None`` for the general path (which reports any error, after the ground truth's)."""
+    from deteval.io.fast_results import start_results_scan
+
     try:
         raw = read_bytes(path, "results")
     except InputError:
-        return None
-    return _scan_results(raw, iou_type)
+        return lambda: None
+    return start_results_scan(raw, masks="read" if iou_type == "segm" else "skip")
 
 
 def _loadres_branch(first: Any) -> str:

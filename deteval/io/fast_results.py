@@ -47,11 +47,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 
-from deteval.jit import njit, num_threads, run_chunks, run_tasks
+from deteval.jit import SharedTasks, njit, num_threads, run_chunks
 from deteval.types import xywh_area
 
 # ---------------------------------------------------------------------------------------------
@@ -884,9 +885,22 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     ``raw`` may be a read-only memory map. From 8 MB on, it is scanned in pieces on threads
     (see :func:`_pieces`), with the same result.
     """
+    return start_results_scan(raw, masks)()
+
+
+def start_results_scan(raw: bytes, masks: str = "decline") -> Callable[[], dict | None]:
+    """:func:`parse_results_columns` begun: pool threads start on the file's pieces now, all but one
+    (a caller may load the ground truth meanwhile); the function returned takes the pieces left in
+    the calling thread, then gives the columns."""
     mode = _MASK_MODES[masks]
     buf = np.frombuffer(raw, dtype=np.uint8)
-    scanned = _scan_in_pieces(raw, buf, mode, _pieces(raw, num_threads()))
+    threads = num_threads()
+    scan = _PieceScan(raw, buf, mode, _pieces(raw, threads), threads - 1)
+    return partial(_columns, raw, buf, mode, scan)
+
+
+def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: _PieceScan) -> dict | None:
+    scanned = scan.rows()
     if scanned is None:
         return None
     image_id, category_id, bbox, score, present, rle, spans = scanned
@@ -919,17 +933,18 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
 
 
 _PIECE_BYTES = 4 << 20  # a results file is scanned in pieces, on threads, from twice this size
+_PIECES_PER_THREAD = 4  # threads busy elsewhere at first (the ground truth's scan) take the last pieces
 _RECORD_GAP = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
 def _pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
-    """Byte ranges covering ``raw`` but for the commas between them: one per thread for a large file.
+    """Byte ranges covering ``raw`` but for the commas between them: a few per thread for a large file.
 
     Each cut is a comma between ``}`` and ``{`` near an even share of the bytes. It
     separates two records when the piece before it scans as whole records; a comma that
     does not (one inside a string, or between nested objects) fails that scan.
     """
-    n_pieces = max(1, min(threads, len(raw) // _PIECE_BYTES))
+    n_pieces = max(1, min(_PIECES_PER_THREAD * threads, len(raw) // _PIECE_BYTES))
     bounds, lo = [], 0
     for k in range(1, n_pieces):
         gap = _RECORD_GAP.search(raw, max(lo, len(raw) * k // n_pieces))
@@ -941,52 +956,64 @@ def _pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
     return [*bounds, (lo, len(raw))]
 
 
-def _scan_in_pieces(raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]]):
-    """:func:`_scan_results` over each piece on threads, the rows joined in file order; any piece
-    that fails scans the whole file again, as one. ``None`` where that declines."""
-    caps = [(hi - lo) // _MIN_RECORD_BYTES + 1 for lo, hi in bounds]
-    first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
-    cap = int(first[-1])
-    image_id = np.empty(cap, np.int64)
-    category_id = np.empty(cap, np.int64)
-    bbox = np.empty((cap, 4), np.float64)
-    score = np.empty(cap, np.float64)
-    present = np.empty(cap, np.int64)
-    rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
-    # (kind, slot, start, end) for Python; pages touched only if used
-    spans = [np.empty((5 * c, 4), np.int64) for c in caps]
-    last = len(bounds) - 1
+class _PieceScan:
+    """:func:`_scan_results` over each piece of ``raw`` (byte ranges ``bounds``), taken by ``helpers`` pool
+    threads and by the caller of :meth:`rows`, whichever is free."""
 
-    def scan(k: int):
-        (lo, hi), rows = bounds[k], slice(first[k], first[k + 1])
+    def __init__(self, raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]], helpers: int) -> None:
+        self.raw, self.buf, self.mode, self.bounds = raw, buf, mode, bounds
+        caps = [(hi - lo) // _MIN_RECORD_BYTES + 1 for lo, hi in bounds]
+        self.first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
+        cap = int(self.first[-1])
+        self.image_id = np.empty(cap, np.int64)
+        self.category_id = np.empty(cap, np.int64)
+        self.bbox = np.empty((cap, 4), np.float64)
+        self.score = np.empty(cap, np.float64)
+        self.present = np.empty(cap, np.int64)
+        self.rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
+        # (kind, slot, start, end) for Python; pages touched only if used
+        self.spans = [np.empty((5 * c, 4), np.int64) for c in caps]
+        self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
+
+    def _scan(self, k: int):
+        (lo, hi), rows = self.bounds[k], slice(self.first[k], self.first[k + 1])
         return _scan_results(
-            buf[lo:hi], k == 0, k == last, mode, image_id[rows], category_id[rows], bbox[rows], score[rows],
-            present[rows], rle[rows], spans[k], np.empty(_MAX_DEPTH, np.uint8),
+            self.buf[lo:hi], k == 0, k == len(self.bounds) - 1, self.mode, self.image_id[rows],
+            self.category_id[rows], self.bbox[rows], self.score[rows], self.present[rows], self.rle[rows],
+            self.spans[k], np.empty(_MAX_DEPTH, np.uint8),
         )  # fmt: skip
 
-    scans = run_tasks([partial(scan, k) for k in range(len(bounds))])
-    if not all(ok for ok, _, _ in scans):
-        if len(bounds) == 1:
-            return None
-        return _scan_in_pieces(raw, buf, mode, [(0, len(raw))])
-    # each piece's rows follow the previous piece's: moved down over the gap its spare capacity left
-    nrec = 0
-    parts = []
-    for k, ((lo, _), (_, n_rows, n_spans)) in enumerate(zip(bounds, scans)):
-        src = slice(first[k], first[k] + n_rows)
-        dst = slice(nrec, nrec + n_rows)
-        for column in (image_id, category_id, bbox, score, present, rle):
-            if len(column) and src != dst:
-                column[dst] = column[src]
-        if len(rle):
-            rle[dst, 2:4] += lo
-        s = spans[k][:n_spans]
-        s[:, 1] += np.where(s[:, 0] == 0, 4 * nrec, nrec)  # a box coordinate's slot, or a score's
-        s[:, 2:] += lo
-        parts.append(s)
-        nrec += n_rows
-    rows = slice(0, nrec)
-    return image_id[rows], category_id[rows], bbox[rows], score[rows], present[rows], rle[rows], np.concatenate(parts)
+    def rows(self):
+        """``(image_id, category_id, bbox, score, present, rle, spans)`` in file order, the pieces joined;
+        if any piece fails, the whole file scanned again as one. ``None`` where that declines."""
+        scans = self.tasks.results()
+        if not all(ok for ok, _, _ in scans):
+            if len(self.bounds) == 1:
+                return None
+            return _PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
+        # each piece's rows follow the previous piece's: moved down over the gap its spare capacity left
+        columns = (self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle)
+        nrec = 0
+        parts = []
+        for k, ((lo, _), (_, n_rows, n_spans)) in enumerate(zip(self.bounds, scans)):
+            src = slice(self.first[k], self.first[k] + n_rows)
+            dst = slice(nrec, nrec + n_rows)
+            for column in columns:
+                if len(column) and src != dst:
+                    column[dst] = column[src]
+            if len(self.rle):
+                self.rle[dst, 2:4] += lo
+            s = self.spans[k][:n_spans]
+            s[:, 1] += np.where(s[:, 0] == 0, 4 * nrec, nrec)  # a box coordinate's slot, or a score's
+            s[:, 2:] += lo
+            parts.append(s)
+            nrec += n_rows
+        return (*(column[:nrec] for column in columns), np.concatenate(parts))
+
+
+def _scan_in_pieces(raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]]):
+    """:meth:`_PieceScan.rows` of these pieces, on every thread."""
+    return _PieceScan(raw, buf, mode, bounds, num_threads() - 1).rows()
 
 
 def _masks_of(buf: np.ndarray, rle: np.ndarray):

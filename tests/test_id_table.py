@@ -1,0 +1,38 @@
+"""IdTable.lookup: dense indices of user ids, against a dict, on dense and sparse id sets."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deteval.types import IdTable
+
+_EDGE = [np.iinfo(np.int64).min, np.iinfo(np.int64).min + 1, -1, 0, 1, np.iinfo(np.int64).max - 1,
+         np.iinfo(np.int64).max]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ids=st.sets(st.integers(-50, 300) | st.sampled_from(_EDGE), min_size=1, max_size=40),
+    extra=st.lists(st.integers(-60, 310) | st.sampled_from(_EDGE), max_size=60),
+    dtype=st.sampled_from([np.int64, np.int32]),
+)
+def test_lookup_matches_a_dict(ids, extra, dtype):
+    table = IdTable(np.array(sorted(ids), np.int64))
+    index = {v: i for i, v in enumerate(sorted(ids))}
+    values = np.array([*sorted(ids), *extra], np.int64)
+    if dtype == np.int32:
+        values = values[(values >= np.iinfo(np.int32).min) & (values <= np.iinfo(np.int32).max)].astype(np.int32)
+    pos, found = table.lookup(values)
+    assert pos.dtype == np.int32 and found.dtype == bool
+    assert found.tolist() == [int(v) in index for v in values]
+    assert pos[found].tolist() == [index[int(v)] for v in values[found]]  # the others: no index
+
+
+def test_lookup_of_dense_ids_with_many_queries_uses_the_whole_range():
+    ids = np.array([3, 5, 6, 9], np.int64)  # dense enough for the id -> index table
+    values = np.array([2, 3, 4, 5, 9, 10, -(2**63), 2**63 - 1, 6], np.int64)
+    pos, found = IdTable(ids).lookup(values)
+    assert found.tolist() == [False, True, False, True, True, False, False, False, True]
+    assert pos[found].tolist() == [0, 1, 3, 2]
