@@ -135,9 +135,13 @@ def positives_per_category(
 @njit(cache=True)
 def _in_group_order(category, image, rank):  # pragma: no cover - numba
     for i in range(1, len(category)):
-        a = (category[i - 1], image[i - 1], rank[i - 1])
-        b = (category[i], image[i], rank[i])
-        if b < a:
+        if category[i] != category[i - 1]:
+            if category[i] < category[i - 1]:
+                return False
+        elif image[i] != image[i - 1]:
+            if image[i] < image[i - 1]:
+                return False
+        elif rank[i] < rank[i - 1]:
             return False
     return True
 
@@ -161,15 +165,18 @@ def group_order(
     each image's in rank order). Rows from one ``match`` already come in this
     order; shards concatenated in any order are put in it by counting sorts.
     """
-    category = np.ascontiguousarray(det_category, np.int64)
-    image = np.ascontiguousarray(det_image, np.int64)
-    rank = np.ascontiguousarray(det_rank, np.int64)
+    # indices below 2**31: int32, the dtype matching gives them (no copies)
+    category = np.ascontiguousarray(det_category, np.int32)
+    image = np.ascontiguousarray(det_image, np.int32)
+    rank = np.ascontiguousarray(det_rank, np.int32)
     order = np.arange(len(category), dtype=np.int64)
+    ordered = category
     if len(order) and not _rows_in_group_order(category, image, rank):
-        order = counting_sort(rank, order, int(rank.max()) + 1)
+        order = counting_sort(rank, None, int(rank.max()) + 1)
         order = counting_sort(image, order, int(image.max()) + 1)
         order = counting_sort(category, order, n_cat)
-    cat_off = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
+        ordered = category[order]
+    cat_off = np.searchsorted(ordered, np.arange(n_cat + 1, dtype=np.int32), side="left").astype(np.int64)
     return order, cat_off
 
 
@@ -223,7 +230,7 @@ def accumulate(
     run_chunks(
         _accumulate_kernel, n_cat, np.diff(cat_off),
         np.ascontiguousarray(state, np.int8).reshape(n, n_area * n_thr), n_thr,
-        score, np.ascontiguousarray(det_rank, np.int64),
+        score, np.ascontiguousarray(det_rank, np.int32),
         order, ranked, cat_off, np.ascontiguousarray(npig, np.int64),
         np.ascontiguousarray(max_dets, np.int64), np.ascontiguousarray(rec_thrs, np.float64),
         precision, recall, scores, overflow,

@@ -23,7 +23,7 @@ _CALL = (  # two small kernels, called directly (group_order sorts small inputs 
     "from deteval.accumulate import _in_group_order\n"
     "from deteval.matching.groups import _counting_sort\n"
     "assert not _in_group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]))\n"
-    "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), 3).tolist() == [1, 2, 0]\n"
+    "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
 )
 
 
@@ -72,9 +72,9 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
         "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
         "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
         "@numba.njit\n"
-        "def twice(key, order, n):\n"
-        "    return counting_sort(key, counting_sort(key, order, n), n)\n"
-        "assert twice(np.array([2, 0, 1, 0]), np.arange(4), 3).tolist() == [1, 3, 2, 0]\n"
+        "def twice(key, order, every_row, n):\n"  # the flag an argument: a literal False types another way
+        "    return counting_sort(key, counting_sort(key, order, every_row, n), every_row, n)\n"
+        "assert twice(np.array([2, 0, 1, 0]), np.arange(4), False, 3).tolist() == [1, 3, 2, 0]\n"
         "assert lib._shared_module is not None\n"
         "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
         "import numba.np.arrayobj\n"  # the real module, after environments were built without it

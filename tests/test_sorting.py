@@ -119,7 +119,10 @@ def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_ke
     keys = rng.integers(0, n_bins, n).astype(np.int64)
     order = rng.permutation(n).astype(np.int64)[: rng.integers(0, n + 1)]
     by_numpy = counting_sort(keys, order, n_bins)  # small: numpy's stable argsort
-    assert by_numpy.dtype == np.int64 and np.array_equal(by_numpy, _counting_sort(keys, order, n_bins))
+    assert by_numpy.dtype == np.int64 and np.array_equal(by_numpy, _counting_sort(keys, order, False, n_bins))
+    every = counting_sort(keys, None, n_bins)  # every row, in order
+    assert every.dtype == np.int64 and np.array_equal(every, counting_sort(keys, np.arange(n), n_bins))
+    assert np.array_equal(every, _counting_sort(keys, np.empty(0, np.int64), True, n_bins))
     # rows in (category, image, rank) order, or one pair swapped
     cat, img, rank = (np.sort(rng.integers(0, 3, n)) for _ in range(3))
     rows = np.lexsort((rank, img, cat))

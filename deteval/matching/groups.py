@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -34,34 +35,47 @@ class Groups:
         return len(self.image)
 
     def pair_offsets(self) -> np.ndarray:
-        """Start of each group's ``D x G`` block of pairs in a flat overlap array (G + 1,)."""
-        pairs = np.diff(self.dt_offsets) * np.diff(self.gt_offsets)
-        return np.concatenate([[0], np.cumsum(pairs)]).astype(np.int64)
+        """Start of each group's ``D x G`` block of pairs in a flat overlap array (G + 1,), int64."""
+        return self._pair_offsets
+
+    @cached_property
+    def _pair_offsets(self) -> np.ndarray:  # the overlaps and the matching both need it
+        offsets = np.zeros(len(self.image) + 1, np.int64)
+        np.cumsum(np.diff(self.dt_offsets) * np.diff(self.gt_offsets), out=offsets[1:])
+        return offsets
 
 
 _KERNEL_SORT_ROWS = 50_000  # fewer rows are sorted by numpy: a small evaluation does not compile the kernel
 
 
-def counting_sort(keys: np.ndarray, order: np.ndarray, n_bins: int) -> np.ndarray:
-    """``order`` (int64) stably re-sorted by ``keys[order]`` (int64 in ``[0, n_bins)``).
+def counting_sort(keys: np.ndarray, order: np.ndarray | None, n_bins: int) -> np.ndarray:
+    """``order`` (int64) stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``); ``order`` None:
+    every row, as ``np.arange(len(keys))`` would (without that array).
 
     Large inputs take a counting sort kernel; below 50,000 rows numpy's stable
     argsort gives the same order without the kernel's compile on a first run.
     """
-    if len(order) < _KERNEL_SORT_ROWS:
-        return order[np.argsort(keys[order], kind="stable")]
-    return _counting_sort(keys, order, n_bins)
+    every_row = order is None
+    n = len(keys) if every_row else len(order)
+    if n < _KERNEL_SORT_ROWS:
+        return np.argsort(keys, kind="stable") if every_row else order[np.argsort(keys[order], kind="stable")]
+    return _counting_sort(keys, _NO_ROWS if every_row else order, every_row, n_bins)
 
 
-@njit(cache=True)
-def _counting_sort(keys, order, n_bins):  # pragma: no cover - numba
+_NO_ROWS = np.empty(0, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _counting_sort(keys, order, every_row, n_bins):  # pragma: no cover - numba
+    n = len(keys) if every_row else len(order)
     start = np.zeros(n_bins + 1, np.int64)
-    for i in order:
-        start[keys[i] + 1] += 1
+    for p in range(n):
+        start[keys[p if every_row else order[p]] + 1] += 1
     for b in range(n_bins):
         start[b + 1] += start[b]
-    out = np.empty_like(order)
-    for i in order:
+    out = np.empty(n, np.int64)
+    for p in range(n):
+        i = p if every_row else order[p]
         out[start[keys[i]]] = i
         start[keys[i]] += 1
     return out
@@ -200,17 +214,17 @@ _ONE_PASS_BINS_PER_ROW = 4  # (image, category) pairs per row up to which one co
 _INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes its cache load import numba's arraymath
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no cover - numba
     """Walk both sorted row lists once: groups present in either, their offsets, detection ranks and the cut.
 
-    Detections arrive sorted by group only; each group's slice is sorted by score here.
+    Detections arrive sorted by group only; each group's slice is sorted by score here, and the rows
+    kept are moved to the front of ``dt_order`` (returned as a view of it).
     """
     n_gt, n_dt = len(gt_order), len(dt_order)
     keys = np.empty(n_gt + n_dt, np.int64)
     gt_off = np.empty(n_gt + n_dt + 1, np.int64)
     dt_off = np.empty(n_gt + n_dt + 1, np.int64)
-    dt_keep = np.empty(n_dt, np.int64)
     dt_rank = np.empty(n_dt, np.int32)
     i = j = kept = n = 0
     big = _INT64_MAX
@@ -227,15 +241,23 @@ def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no c
         j = j0
         rank = 0
         while j < n_dt and dt_key[dt_order[j]] == key:
-            if rank < max_det:
-                dt_keep[kept] = dt_order[j]
+            if rank < max_det:  # kept <= j: the rows kept move down within dt_order, ahead of the reads
+                dt_order[kept] = dt_order[j]
                 dt_rank[kept] = rank
                 kept += 1
             rank += 1
             j += 1
         n += 1
     gt_off[n], dt_off[n] = i, kept
-    return keys[:n], gt_off[: n + 1], dt_off[: n + 1], dt_keep[:kept], dt_rank[:kept]
+    return keys[:n], gt_off[: n + 1], dt_off[: n + 1], dt_order[:kept], dt_rank[:kept]
+
+
+def _pair_key(major: np.ndarray, minor: np.ndarray, n_minor: int) -> np.ndarray:
+    """``major * n_minor + minor`` as int64, with one new array (the columns are int32)."""
+    key = major.astype(np.int64)
+    key *= n_minor
+    key += minor
+    return key
 
 
 def group_by_image_category(
@@ -252,22 +274,18 @@ def group_by_image_category(
     detections are sorted by score (stable: ties keep input order).
     """
     n_img, n_cat = max(len(gt.images), 1), max(len(gt.categories), 1)
-    gi, gc = gt.image.astype(np.int64), gt.category.astype(np.int64)
-    di, dc = dt.image.astype(np.int64), dt.category.astype(np.int64)
-    gt_order = np.arange(len(gt), dtype=np.int64)
-    dt_order = np.arange(len(dt), dtype=np.int64)
     # ground truth: (category, image, file order), detections: (category, image, input order); without
     # categories pycocotools concatenates an image's rows category by category: (image, category, order)
     major, minor = (n_cat, n_img) if use_cats else (n_img, n_cat)
-    gt_pair = gc * n_img + gi if use_cats else gi * n_cat + gc
-    dt_pair = dc * n_img + di if use_cats else di * n_cat + dc
+    gt_pair = _pair_key(gt.category, gt.image, n_img) if use_cats else _pair_key(gt.image, gt.category, n_cat)
+    dt_pair = _pair_key(dt.category, dt.image, n_img) if use_cats else _pair_key(dt.image, dt.category, n_cat)
     if n_img * n_cat <= _ONE_PASS_BINS_PER_ROW * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
-        gt_order = counting_sort(gt_pair, gt_order, n_img * n_cat)
-        dt_order = counting_sort(dt_pair, dt_order, n_img * n_cat)
+        gt_order = counting_sort(gt_pair, None, n_img * n_cat)
+        dt_order = counting_sort(dt_pair, None, n_img * n_cat)
     else:  # two stable passes, minor key first
-        gt_order = counting_sort(gt_pair // minor, counting_sort(gt_pair % minor, gt_order, minor), major)
-        dt_order = counting_sort(dt_pair // minor, counting_sort(dt_pair % minor, dt_order, minor), major)
-    gt_key, dt_key = (gt_pair, dt_pair) if use_cats else (gi, di)
+        gt_order = counting_sort(gt_pair // minor, counting_sort(gt_pair % minor, None, minor), major)
+        dt_order = counting_sort(dt_pair // minor, counting_sort(dt_pair % minor, None, minor), major)
+    gt_key, dt_key = (gt_pair, dt_pair) if use_cats else (gt.image.astype(np.int64), dt.image.astype(np.int64))
     cut = _INT64_MAX if max_det is None else int(max_det)
     score = np.ascontiguousarray(dt.score, np.float64)
     keys, gt_off, dt_off, dt_rows, dt_rank = _csr(gt_key, gt_order, dt_key, dt_order, score, cut)

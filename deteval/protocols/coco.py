@@ -185,9 +185,10 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     )
     gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
     dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
+    per_group = np.diff(groups.dt_offsets)  # each group's image and category repeated: no random reads
     return CocoMatches(
-        det_category=dt_cat[groups.dt_rows],
-        det_image=dets.image[groups.dt_rows],
+        det_category=np.repeat(groups.category, per_group) if params.use_cats else np.zeros(len(state), np.int32),
+        det_image=np.repeat(groups.image, per_group),
         det_rank=groups.dt_rank,
         det_score=dets.score[groups.dt_rows],
         state=state,
