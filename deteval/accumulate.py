@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.integrators import coco101_from_true_positives
+from deteval.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
 from deteval.matching.groups import _KERNEL_SORT_ROWS, counting_sort, sort_by_score_desc, sort_slices_by_score_desc
 
@@ -43,10 +43,11 @@ def _accumulate_kernel(
         cap = 1
         for a in range(n_area):
             cap = max(cap, npig[k, a])
-        # per (max dets, area x threshold): false positives before each true positive, and its position
+        # per (max dets, area x threshold): false positives before each true positive, and its score (read
+        # at the recall points: kept here, not looked up through its position and row there)
         n_tp = np.empty((n_md, n_var), np.int64)
         tp_fp = np.empty((n_md, n_var, cap), np.int32)
-        tp_pos = np.empty((n_md, n_var, cap), np.int32)
+        tp_score = np.empty((n_md, n_var, cap))
         first = np.empty(n_md, np.int64)  # first detection kept at each max dets
         for m in range(n_md):
             first[m] = -1
@@ -75,6 +76,7 @@ def _accumulate_kernel(
                 any_tp |= s == 1
             if not any_tp:
                 continue
+            row_score = score[row]
             for j in range(n_var):
                 if flat[row, j] != 1:
                     continue
@@ -88,21 +90,23 @@ def _accumulate_kernel(
                         overflow[k] = True
                         continue
                     tp_fp[m, j, v] = n_fp
-                    tp_pos[m, j, v] = p - p0
+                    tp_score[m, j, v] = row_score
                     n_tp[m, j] = v + 1
         env = np.empty(cap)
         q = np.empty(n_rec)
         which = np.empty(n_rec, np.int64)
-        for m in range(n_md):
-            for a in range(n_area):
-                npos = npig[k, a]
-                if npos == 0:
-                    continue  # stays -1: a category without positives is never penalised
+        need = np.empty(n_rec, np.int64)
+        for a in range(n_area):
+            npos = npig[k, a]
+            if npos == 0:
+                continue  # stays -1: a category without positives is never penalised
+            counts_reaching(rec_thrs, npos, need)
+            for m in range(n_md):
                 for t in range(n_thr):
                     j = a * n_thr + t
                     ntp = n_tp[m, j]
                     recall[t, k, a, m] = ntp / npos if ntp > 0 else 0.0
-                    coco101_from_true_positives(tp_fp[m, j], ntp, npos, first[m] >= 0, rec_thrs, env, q, which)
+                    coco101_from_true_positives(tp_fp[m, j], ntp, need, first[m] >= 0, env, q, which)
                     for r in range(n_rec):
                         precision[t, r, k, a, m] = q[r]
                         if which[r] == -2:
@@ -110,7 +114,7 @@ def _accumulate_kernel(
                         elif which[r] == -1:  # recall 0 is reached at the first detection, whatever it is
                             scores[t, r, k, a, m] = score[order[first[m]]]
                         else:
-                            scores[t, r, k, a, m] = score[order[p0 + tp_pos[m, j, which[r]]]]
+                            scores[t, r, k, a, m] = tp_score[m, j, which[r]]
 
 
 def positives_per_category(

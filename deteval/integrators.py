@@ -192,16 +192,25 @@ def first_reaching(thr, npos):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def coco101_from_true_positives(tp_fp, ntp, npos, has_dets, rec_thrs, env, q, which):  # pragma: no cover - numba
+def counts_reaching(rec_thrs, npos, need):  # pragma: no cover - numba
+    """``need[r] = first_reaching(rec_thrs[r], npos)``: the same for every IoU threshold and max dets of
+    a (category, area range), so computed once for them all (its divisions were a third of the reading)."""
+    for r in range(len(rec_thrs)):
+        need[r] = first_reaching(rec_thrs[r], npos)
+
+
+@njit(cache=True)
+def coco101_from_true_positives(tp_fp, ntp, need, has_dets, env, q, which):  # pragma: no cover - numba
     """``coco101`` from the true positives alone: the same bits as :func:`coco101_points` on the full curve.
 
     Recall first reaches a threshold at a true positive (or at the first
     detection, for recall 0), and the envelope's maximum over a suffix is
     attained at a true positive, so the ``ntp`` true positives' preceding
-    false-positive counts ``tp_fp`` say everything. Writes ``q`` (precision at
-    each recall threshold) and ``which``: the true positive read (0-based),
-    -1 for the first detection, -2 where the recall is never reached (q 0).
-    ``env`` is scratch space of at least ``ntp`` floats.
+    false-positive counts ``tp_fp`` say everything. ``need`` holds the true
+    positives each recall threshold needs (:func:`counts_reaching`). Writes
+    ``q`` (precision at each recall threshold) and ``which``: the true
+    positive read (0-based), -1 for the first detection, -2 where the recall
+    is never reached (q 0). ``env`` is scratch space of at least ``ntp`` floats.
     """
     best = 0.0
     for v in range(ntp - 1, -1, -1):  # precision at each true positive, then its envelope from the right
@@ -210,17 +219,16 @@ def coco101_from_true_positives(tp_fp, ntp, npos, has_dets, rec_thrs, env, q, wh
         if pr > best:
             best = pr
         env[v] = best
-    for r in range(len(rec_thrs)):
-        need = first_reaching(rec_thrs[r], npos)
-        if not has_dets or need > ntp:
+    for r in range(len(need)):
+        if not has_dets or need[r] > ntp:
             q[r] = 0.0
             which[r] = -2
-        elif need == 0:
+        elif need[r] == 0:
             q[r] = env[0] if ntp > 0 else 0.0
             which[r] = -1
         else:
-            q[r] = env[need - 1]
-            which[r] = need - 1
+            q[r] = env[need[r] - 1]
+            which[r] = need[r] - 1
 
 
 @njit(cache=True)

@@ -365,7 +365,9 @@ def test_coco101_from_true_positives_equals_full_curve(kinds, missed):
     tp_fp = fpc[tp].astype(np.int32)  # false positives before each true positive
     q, which = np.empty(101), np.empty(101, np.int64)
     env = np.empty(max(ntp, 1))
-    integ.coco101_from_true_positives(tp_fp, ntp, npos, len(k) > 0, integ.COCO_REC_THRS, env, q, which)
+    need = np.empty(101, np.int64)
+    integ.counts_reaching(integ.COCO_REC_THRS, npos, need)
+    integ.coco101_from_true_positives(tp_fp, ntp, need, len(k) > 0, env, q, which)
     assert np.array_equal(q, q_full)
     # the point read: the same detection (which true positive, or the first detection, or none)
     tp_rows = np.flatnonzero(tp)
