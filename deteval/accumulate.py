@@ -27,12 +27,12 @@ _RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, wo
 
 @njit(cache=True, nogil=True)
 def _accumulate_kernel(
-    lo, hi, flat, n_thr, score, rank, order, ranked, cat_off, npig, max_dets, rec_thrs, precision, recall, scores,
-    overflow,
+    lo, hi, flat, n_thr, score, rank, order, ranked, contiguous, cat_off, npig, max_dets, rec_thrs, precision,
+    recall, scores, overflow,
 ):  # pragma: no cover - numba
     """Categories ``lo..hi-1``. ``order`` holds each category's rows in (image, rank) order; each slice is
     ranked by score here, in place, unless ``ranked`` (done already). ``flat`` is the state ``(N, A * T)``,
-    column ``a * n_thr + t``."""
+    column ``a * n_thr + t``. ``contiguous``: category ``k``'s rows are ``cat_off[k]..cat_off[k+1]-1``."""
     n_var = flat.shape[1]
     n_area = n_var // n_thr
     n_md, n_rec = len(max_dets), len(rec_thrs)
@@ -40,6 +40,14 @@ def _accumulate_kernel(
         p0, p1 = cat_off[k], cat_off[k + 1]
         if not ranked:
             sort_by_score_desc(order[p0:p1], score)
+        if contiguous:
+            # the pass below reads the category's state rows in score order, which no hardware prefetch
+            # foresees: read once in memory order first, they are then in cache (3x faster on coco)
+            touched = 0
+            for row in range(p0, p1):
+                touched += flat[row, 0]
+            if touched < 0:  # never (states are 0, 1, 2): keeps the reads from being optimised away
+                overflow[k] = True
         cap = 1
         for a in range(n_area):
             cap = max(cap, npig[k, a])
@@ -161,8 +169,9 @@ def _rows_in_group_order(category: np.ndarray, image: np.ndarray, rank: np.ndarr
 
 def group_order(
     det_category: np.ndarray, det_image: np.ndarray, det_rank: np.ndarray, n_cat: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rows in (category, image, rank) order, and each category's offsets in it.
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Rows in (category, image, rank) order, each category's offsets in it, and whether the rows came
+    in that order (the order is then ``arange``: each category's rows are contiguous).
 
     A stable sort of -score over each category's slice then ranks the
     category as pycocotools does (detections concatenated image by image,
@@ -175,13 +184,14 @@ def group_order(
     rank = np.ascontiguousarray(det_rank, np.int32)
     order = np.arange(len(category), dtype=np.int64)
     ordered = category
-    if len(order) and not _rows_in_group_order(category, image, rank):
+    in_order = not len(order) or _rows_in_group_order(category, image, rank)
+    if not in_order:
         order = counting_sort(rank, None, int(rank.max()) + 1)
         order = counting_sort(image, order, int(image.max()) + 1)
         order = counting_sort(category, order, n_cat)
         ordered = category[order]
     cat_off = np.searchsorted(ordered, np.arange(n_cat + 1, dtype=np.int32), side="left").astype(np.int64)
-    return order, cat_off
+    return order, cat_off, in_order
 
 
 def accumulate(
@@ -221,7 +231,7 @@ def accumulate(
     positives, as pycocotools' ``COCOeval.eval``.
     """
     n_cat = npig.shape[0]
-    order, cat_off = group_order(det_category, det_image, det_rank, n_cat)
+    order, cat_off, contiguous = group_order(det_category, det_image, det_rank, n_cat)
     n, n_area, n_thr = state.shape
     shape = (n_thr, len(rec_thrs), n_cat, n_area, len(max_dets))
     precision, scores = np.full(shape, -1.0), np.full(shape, -1.0)
@@ -235,7 +245,7 @@ def accumulate(
         _accumulate_kernel, n_cat, np.diff(cat_off),
         np.ascontiguousarray(state, np.int8).reshape(n, n_area * n_thr), n_thr,
         score, np.ascontiguousarray(det_rank, np.int32),
-        order, ranked, cat_off, np.ascontiguousarray(npig, np.int64),
+        order, ranked, contiguous, cat_off, np.ascontiguousarray(npig, np.int64),
         np.ascontiguousarray(max_dets, np.int64), np.ascontiguousarray(rec_thrs, np.float64),
         precision, recall, scores, overflow,
     )  # fmt: skip
