@@ -37,6 +37,7 @@ import importlib.abc
 import importlib.util
 import os
 import pickle
+import re
 import sys
 import threading
 from contextlib import contextmanager, suppress
@@ -132,15 +133,19 @@ def _import_arraymath_without_scipy() -> None:
         import numba.np.arraymath  # noqa: F401
 
 
+_TAKES_NJIT = re.compile(rb"^from deteval\.jit import [^\n]*\bnjit\b", re.MULTILINE)
+
+
 @cache
 def _kernel_sources_digest() -> str:
-    """sha256 of every deteval module that takes ``njit`` from :mod:`deteval.jit`, and of the two
-    modules that make it (their paths and bytes)."""
+    """sha256 of every deteval module that takes ``njit`` from :mod:`deteval.jit` (a line
+    ``from deteval.jit import ... njit ...``), and of the two modules that make it (their paths and
+    bytes). A module taking only the threads from there holds no kernel: editing it recompiles none."""
     digest = hashlib.sha256()
     for rel, path in sorted(_package_sources(os.path.dirname(os.path.abspath(__file__)), "")):
         with open(path, "rb") as f:
             text = f.read()
-        if rel in ("jit.py", "numba_start.py") or b"deteval.jit import" in text:
+        if rel in ("jit.py", "numba_start.py") or _TAKES_NJIT.search(text):
             digest.update(rel.encode() + b"\0" + text)
     return digest.hexdigest()
 

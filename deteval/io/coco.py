@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -526,13 +527,17 @@ def _results_fast(cols: dict | None, name: str, gt: GroundTruth, iou_type: str =
     """
     if cols is None:
         return None
-    image, img_found = gt.images.lookup(cols["image_id"])
-    category, cat_found = gt.categories.lookup(cols["category_id"])
+    from deteval.jit import run_tasks
+
     boxes = cols["bbox"]
+    # numpy releases the GIL in each: side by side on threads
+    (image, img_found), (category, cat_found), area = run_tasks([
+        partial(gt.images.lookup, cols["image_id"]), partial(gt.categories.lookup, cols["category_id"]),
+        partial(xywh_area, boxes),
+    ])  # fmt: skip
     if not (img_found.all() and cat_found.all()):
         return None
     extra: dict = {}
-    area = xywh_area(boxes)
     if iou_type == "segm":
         masks, has_bbox = cols["masks"], cols["has_bbox"]
         extra = {"masks": masks, "mask_area": masks.area}

@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable
 from functools import partial
 
@@ -958,7 +959,8 @@ def _pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
 
 class _PieceScan:
     """:func:`_scan_results` over each piece of ``raw`` (byte ranges ``bounds``), taken by ``helpers`` pool
-    threads and by the caller of :meth:`rows`, whichever is free."""
+    threads and by the caller of :meth:`rows`, whichever is free. Each piece's rows are moved down behind
+    the previous piece's as soon as every piece before it is scanned, by the thread that scanned it last."""
 
     def __init__(self, raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]], helpers: int) -> None:
         self.raw, self.buf, self.mode, self.bounds = raw, buf, mode, bounds
@@ -973,42 +975,54 @@ class _PieceScan:
         self.rle = np.empty((cap if mode == _M_READ else 0, 6), np.int64)
         # (kind, slot, start, end) for Python; pages touched only if used
         self.spans = [np.empty((5 * c, 4), np.int64) for c in caps]
+        self.scans: list = [None] * len(bounds)
+        self.placed = self.nrec = 0  # pieces, and their rows, in place
+        self.placed_spans: list[np.ndarray] = []
+        self.lock = threading.Lock()
         self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
 
-    def _scan(self, k: int):
+    def _columns(self) -> tuple:
+        return self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle
+
+    def _scan(self, k: int) -> None:
         (lo, hi), rows = self.bounds[k], slice(self.first[k], self.first[k + 1])
-        return _scan_results(
+        self.scans[k] = _scan_results(
             self.buf[lo:hi], k == 0, k == len(self.bounds) - 1, self.mode, self.image_id[rows],
             self.category_id[rows], self.bbox[rows], self.score[rows], self.present[rows], self.rle[rows],
             self.spans[k], np.empty(_MAX_DEPTH, np.uint8),
         )  # fmt: skip
+        with self.lock:  # in file order: a piece's place is known once the pieces before it are placed
+            while self.placed < len(self.bounds) and self.scans[self.placed] is not None:
+                if not self.scans[self.placed][0]:
+                    break  # a failed piece: rows() scans the whole file again
+                self._place(self.placed)
+                self.placed += 1
+
+    def _place(self, k: int) -> None:
+        """Piece ``k``'s rows moved down over the gap the spare capacity before it left."""
+        (lo, _), (_, n_rows, n_spans) = self.bounds[k], self.scans[k]
+        src = slice(self.first[k], self.first[k] + n_rows)
+        dst = slice(self.nrec, self.nrec + n_rows)
+        for column in self._columns():
+            if len(column) and src != dst:
+                column[dst] = column[src]  # the rows of later pieces lie beyond: they are not touched
+        if len(self.rle):
+            self.rle[dst, 2:4] += lo
+        s = self.spans[k][:n_spans]
+        s[:, 1] += np.where(s[:, 0] == 0, 4 * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
+        s[:, 2:] += lo
+        self.placed_spans.append(s)
+        self.nrec += n_rows
 
     def rows(self):
         """``(image_id, category_id, bbox, score, present, rle, spans)`` in file order, the pieces joined;
         if any piece fails, the whole file scanned again as one. ``None`` where that declines."""
-        scans = self.tasks.results()
-        if not all(ok for ok, _, _ in scans):
+        self.tasks.results()
+        if self.placed < len(self.bounds):
             if len(self.bounds) == 1:
                 return None
             return _PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
-        # each piece's rows follow the previous piece's: moved down over the gap its spare capacity left
-        columns = (self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle)
-        nrec = 0
-        parts = []
-        for k, ((lo, _), (_, n_rows, n_spans)) in enumerate(zip(self.bounds, scans)):
-            src = slice(self.first[k], self.first[k] + n_rows)
-            dst = slice(nrec, nrec + n_rows)
-            for column in columns:
-                if len(column) and src != dst:
-                    column[dst] = column[src]
-            if len(self.rle):
-                self.rle[dst, 2:4] += lo
-            s = self.spans[k][:n_spans]
-            s[:, 1] += np.where(s[:, 0] == 0, 4 * nrec, nrec)  # a box coordinate's slot, or a score's
-            s[:, 2:] += lo
-            parts.append(s)
-            nrec += n_rows
-        return (*(column[:nrec] for column in columns), np.concatenate(parts))
+        return (*(column[: self.nrec] for column in self._columns()), np.concatenate(self.placed_spans))
 
 
 def _scan_in_pieces(raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]]):
