@@ -20,7 +20,13 @@ import numpy as np
 
 from deteval.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
-from deteval.matching.groups import _KERNEL_SORT_ROWS, counting_sort, sort_by_score_desc, sort_slices_by_score_desc
+from deteval.matching.groups import (
+    _KERNEL_SORT_ROWS,
+    _sort_slices_range,
+    counting_sort,
+    sort_by_score_desc,
+    sort_slices_by_score_desc,
+)
 
 _RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
 
@@ -192,6 +198,9 @@ def group_order(
         ordered = category[order]
     cat_off = np.searchsorted(ordered, np.arange(n_cat + 1, dtype=np.int32), side="left").astype(np.int64)
     return order, cat_off, in_order
+
+
+KERNELS = (_in_group_order, _sort_slices_range, _accumulate_kernel)  # what accumulate calls (deteval.jit.preload)
 
 
 def accumulate(

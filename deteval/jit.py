@@ -26,7 +26,7 @@ import numpy as np
 
 # numba's njit from deteval.numba_start, which imports numba without what deteval does not need
 from deteval.numba_start import numba_njit as _numba_njit
-from deteval.numba_start import with_kernel_cache
+from deteval.numba_start import preload, with_kernel_cache
 
 
 def njit(*args, **kwargs):
@@ -37,7 +37,7 @@ def njit(*args, **kwargs):
     return lambda func: with_kernel_cache(decorate(func))
 
 
-__all__ = ["SharedTasks", "in_background", "njit", "num_threads", "run_chunks", "run_tasks"]
+__all__ = ["SharedTasks", "in_background", "njit", "num_threads", "preload", "run_chunks", "run_tasks"]
 
 T = TypeVar("T")
 

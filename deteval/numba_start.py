@@ -104,7 +104,7 @@ _import_numba_lightly()
 
 import llvmlite.binding as ll  # noqa: E402
 from numba import njit as numba_njit  # noqa: E402, F401  (for deteval.jit: numba imported here first)
-from numba.core import environment, errors, types  # noqa: E402
+from numba.core import environment, errors, sigutils, types  # noqa: E402
 from numba.core.caching import CompileResultCacheImpl, FunctionCache  # noqa: E402
 from numba.core.codegen import JITCodeLibrary  # noqa: E402
 from numba.core.compiler_lock import global_compiler_lock  # noqa: E402
@@ -348,6 +348,40 @@ class KernelCache(FunctionCache):
 
     def _index_key(self, sig, codegen):
         return (*super()._index_key(sig, codegen), _kernel_sources_digest())
+
+    def cached_signatures(self, codegen) -> list:
+        """The argument types of every compilation of this kernel in the cache that this process can load."""
+        with self._guard_against_spurious_io_errors():
+            index = self._cache_file._load_index()
+        return [key[0] for key in index if key == self._index_key(key[0], codegen)]
+
+
+def preload(kernels) -> None:
+    """Load every cached compilation of these kernels now, so that their first calls find them loaded.
+
+    For a thread with nothing else to do while earlier stages run their
+    kernels (a kernel's first call spends about 2 ms loading it, while the
+    threads that called it wait). Only what the cache holds is loaded, never
+    compiled (a miss is left to the call, as usual); errors are left to the
+    calls too.
+    """
+    for kernel in kernels:
+        cache = getattr(kernel, "_cache", None)
+        if not isinstance(cache, KernelCache):
+            continue
+        try:
+            for sig in cache.cached_signatures(kernel.targetctx.codegen()):
+                with global_compiler_lock:  # as numba's Dispatcher.compile does on a cache hit
+                    if tuple(sigutils.normalize_signature(sig)[0]) in kernel.overloads:
+                        continue
+                    cres = cache.load_overload(sig, kernel.targetctx)
+                    if cres is None or cres.objectmode:
+                        continue
+                    kernel._cache_hits[sig] += 1
+                    kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+                    kernel.add_overload(cres)
+        except Exception:  # noqa: BLE001, S112 - the kernel's call loads it as usual, and reports any error
+            continue
 
 
 def _init_extensions() -> None:

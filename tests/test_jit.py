@@ -83,6 +83,25 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
     _run(code, tmp_path)
 
 
+def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
+    code = (
+        "import numpy as np\n"
+        "from deteval.jit import preload\n"
+        "from deteval.matching.groups import _counting_sort\n"
+        "preload([_counting_sort, len])\n"  # not a kernel: skipped
+        "loaded = len(_counting_sort.overloads)\n"
+        "assert not _counting_sort.stats.cache_misses\n"
+        "print(loaded)\n"
+        "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = [sys.executable, "-c", code]
+    empty = subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout.split()
+    assert empty == ["0"]  # an empty cache: nothing loaded, nothing compiled by preload (the call compiled)
+    warm = subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout.split()
+    assert warm == ["1"]  # the compilation the first process cached, loaded before any call
+
+
 def test_a_damaged_runtime_helpers_file_is_compiled_again(tmp_path):
     _run(_CALL, tmp_path)
     (stored,) = tmp_path.rglob("deteval-nrt-*.pkl")

@@ -78,6 +78,9 @@ def _box_iou_blocks(lo, hi, gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_boxes
                 )
 
 
+KERNELS = (_box_iou_blocks,)  # what box_iou_blocks calls (for deteval.jit.preload)
+
+
 def box_iou_blocks(
     gt_rows: np.ndarray,
     gt_off: np.ndarray,

@@ -135,6 +135,9 @@ def _match_kernel(
                         out[d0 + d, a, t] = FP
 
 
+KERNELS = (_match_kernel,)  # what match_groups calls (for deteval.jit.preload)
+
+
 def match_groups(
     groups: Groups,
     ious: np.ndarray,

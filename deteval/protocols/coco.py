@@ -164,9 +164,19 @@ class CocoMatches:
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     """Group, compute IoU and match, for every IoU threshold and area range."""
     # kernels are imported here so that loading and argument checks do not pay numba's import
+    from deteval import accumulate, matching
     from deteval.accumulate import positives_per_category
+    from deteval.jit import in_background, preload
     from deteval.matching.coco import match_groups
     from deteval.matching.groups import group_by_image_category
+
+    # the later stages' kernels load on a thread of their own while the grouping runs on this one
+    later = (*matching.coco.KERNELS, *accumulate.KERNELS)
+    if params.iou_type == "bbox":
+        from deteval.geometry import boxes
+
+        later = (*boxes.KERNELS, *later)
+    in_background(preload, later)
 
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
