@@ -133,3 +133,43 @@ def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_ke
             a[[i, i + 1]] = a[[i + 1, i]]
     if n:
         assert _rows_in_group_order(cat, img, rank) == bool(_in_group_order(cat, img, rank))
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.sampled_from([None, 1, 3]))
+def test_grouping_walked_in_parts_on_threads_gives_the_same_groups(seed, threads, max_det):
+    """The walk split among threads (parts begin at a key; empty parts; groups with ground truth only)."""
+    import dataclasses
+    import os
+
+    from deteval.matching import groups as grp
+
+    rng = np.random.default_rng(seed)
+
+    class Rows:
+        def __init__(self, n, n_img, n_cat, score=False):
+            self.image = rng.integers(0, n_img, n).astype(np.int32)
+            self.category = rng.integers(0, n_cat, n).astype(np.int32)
+            self.images, self.categories = range(n_img), range(n_cat)
+            self.score = np.round(rng.random(n), 1) if score else None  # ties
+
+        def __len__(self):
+            return len(self.image)
+
+    n_img, n_cat = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+    gt, dt = Rows(int(rng.integers(0, 30)), n_img, n_cat), Rows(int(rng.integers(0, 60)), n_img, n_cat, True)
+    saved = grp._CSR_ROWS_PER_PART, os.environ.get("NUMBA_NUM_THREADS")
+    try:
+        for use_cats in (True, False):
+            grp._CSR_ROWS_PER_PART = 1 << 62
+            one = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=max_det)
+            grp._CSR_ROWS_PER_PART = 1
+            os.environ["NUMBA_NUM_THREADS"] = str(threads)
+            parts = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=max_det)
+            for f in dataclasses.fields(one):
+                assert np.array_equal(getattr(one, f.name), getattr(parts, f.name)), (use_cats, f.name)
+    finally:
+        grp._CSR_ROWS_PER_PART = saved[0]
+        if saved[1] is None:
+            os.environ.pop("NUMBA_NUM_THREADS", None)
+        else:
+            os.environ["NUMBA_NUM_THREADS"] = saved[1]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
-from deteval.jit import njit, run_chunks
+from deteval.jit import njit, num_threads, run_chunks, run_tasks
 from deteval.types import Detections, GroundTruth
 
 
@@ -215,17 +215,14 @@ _INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes 
 
 
 @njit(cache=True, nogil=True)
-def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no cover - numba
+def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det, keys, gt_off, dt_off, dt_rank):  # pragma: no cover
     """Walk both sorted row lists once: groups present in either, their offsets, detection ranks and the cut.
 
     Detections arrive sorted by group only; each group's slice is sorted by score here, and the rows
-    kept are moved to the front of ``dt_order`` (returned as a view of it).
+    kept are moved to the front of ``dt_order``. Writes ``keys``, ``gt_off`` and ``dt_off`` (room for
+    ``len(gt_order) + len(dt_order) + 1`` groups) and ``dt_rank``; returns (groups, rows kept).
     """
     n_gt, n_dt = len(gt_order), len(dt_order)
-    keys = np.empty(n_gt + n_dt, np.int64)
-    gt_off = np.empty(n_gt + n_dt + 1, np.int64)
-    dt_off = np.empty(n_gt + n_dt + 1, np.int64)
-    dt_rank = np.empty(n_dt, np.int32)
     i = j = kept = n = 0
     big = _INT64_MAX
     while i < n_gt or j < n_dt:
@@ -249,6 +246,54 @@ def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):  # pragma: no c
             j += 1
         n += 1
     gt_off[n], dt_off[n] = i, kept
+    return n, kept
+
+
+_CSR_ROWS_PER_PART = 100_000  # detections per thread from which the walk is shared among threads
+
+
+def _csr_on_threads(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):
+    """:func:`_csr` over parts of the key range, one per thread, each writing where its rows could start;
+    the parts' groups and rows kept are then moved down behind the previous part's."""
+    n_gt, n_dt = len(gt_order), len(dt_order)
+    n_parts = max(1, min(num_threads(), n_dt // _CSR_ROWS_PER_PART))
+    dt_cuts = [0]
+    for p in range(1, n_parts):  # a part begins where a key does: no group is split
+        j = max(p * n_dt // n_parts, dt_cuts[-1])
+        key = dt_key[dt_order[j]]
+        while j > dt_cuts[-1] and dt_key[dt_order[j - 1]] == key:
+            j -= 1
+        dt_cuts.append(j)
+    dt_cuts.append(n_dt)
+    split = np.array([dt_key[dt_order[j]] for j in dt_cuts[1:-1]], np.int64)
+    gt_cuts = [0, *np.searchsorted(gt_key[gt_order], split).tolist(), n_gt]
+    # part p's groups are written from gt_cuts[p] + dt_cuts[p] + p on: the most the parts before it can
+    # hold, each with its closing offset
+    base = [gt_cuts[p] + dt_cuts[p] + p for p in range(n_parts + 1)]
+    keys = np.empty(n_gt + n_dt + n_parts, np.int64)
+    gt_off = np.empty(n_gt + n_dt + n_parts + 1, np.int64)
+    dt_off = np.empty(n_gt + n_dt + n_parts + 1, np.int64)
+    dt_rank = np.empty(n_dt, np.int32)
+    parts = [
+        partial(
+            _csr, gt_key, gt_order[gt_cuts[p] : gt_cuts[p + 1]], dt_key, dt_order[dt_cuts[p] : dt_cuts[p + 1]],
+            dt_score, max_det, keys[base[p] :], gt_off[base[p] :], dt_off[base[p] :], dt_rank[dt_cuts[p] :],
+        )  # fmt: skip
+        for p in range(n_parts)
+    ]
+    done = run_tasks(parts)
+    n, kept = done[0]  # the first part is in place
+    for p in range(1, n_parts):
+        n_p, kept_p = done[p]
+        src, dst = slice(base[p], base[p] + n_p), slice(n, n + n_p)
+        keys[dst] = keys[src]
+        gt_off[dst] = gt_off[src] + gt_cuts[p]  # each part counts its rows from its own first
+        dt_off[dst] = dt_off[src] + kept
+        src, dst = slice(dt_cuts[p], dt_cuts[p] + kept_p), slice(kept, kept + kept_p)
+        dt_order[dst] = dt_order[src]
+        dt_rank[dst] = dt_rank[src]
+        n, kept = n + n_p, kept + kept_p
+    gt_off[n], dt_off[n] = n_gt, kept
     return keys[:n], gt_off[: n + 1], dt_off[: n + 1], dt_order[:kept], dt_rank[:kept]
 
 
@@ -288,7 +333,7 @@ def group_by_image_category(
     gt_key, dt_key = (gt_pair, dt_pair) if use_cats else (gt.image.astype(np.int64), dt.image.astype(np.int64))
     cut = _INT64_MAX if max_det is None else int(max_det)
     score = np.ascontiguousarray(dt.score, np.float64)
-    keys, gt_off, dt_off, dt_rows, dt_rank = _csr(gt_key, gt_order, dt_key, dt_order, score, cut)
+    keys, gt_off, dt_off, dt_rows, dt_rank = _csr_on_threads(gt_key, gt_order, dt_key, dt_order, score, cut)
     return Groups(
         gt_rows=gt_order,
         gt_offsets=gt_off,
