@@ -302,14 +302,25 @@ def _file_size(path: Any) -> int:
 
 def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:
     """The scan of a results file begun on pool threads (see ``start_results_scan``): the function returned
-    gives its columns, or ``None`` for the general path (which reports any error, after the ground truth's)."""
+    gives its columns, or ``None`` for the general path (which reports any error, after the ground truth's).
+
+    Masks are decoded once every piece is scanned, which takes as long as the scan: the whole of it then
+    runs on a thread of its own, beside the ground truth's rasterising, as the pieces' join would wait
+    for the ground truth."""
     from deteval.io.fast_results import start_results_scan
 
-    try:
-        raw = read_bytes(path, "results")
-    except InputError:
-        return lambda: None
-    return start_results_scan(raw, masks="read" if iou_type == "segm" else "skip")
+    def read_and_start() -> Callable[[], dict | None]:
+        try:
+            raw = read_bytes(path, "results")
+        except InputError:
+            return lambda: None
+        return start_results_scan(raw, masks="read" if iou_type == "segm" else "skip")
+
+    if iou_type == "segm":
+        from deteval.jit import in_background
+
+        return in_background(lambda: read_and_start()()).result
+    return read_and_start()
 
 
 def _loadres_branch(first: Any) -> str:
