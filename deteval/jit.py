@@ -84,16 +84,17 @@ class SharedTasks(Generic[T]):
     """
 
     def __init__(self, tasks: Sequence[Callable[[], T]], helpers: int) -> None:
-        self._tasks = list(tasks)
-        self._results: list = [None] * len(self._tasks)
+        self._tasks: list | None = list(tasks)
+        self._n = len(self._tasks)
+        self._results: list = [None] * self._n
         self._error: BaseException | None = None
         self._claims = itertools.count()  # next() on it is atomic under the GIL: each task is taken once
-        self._left = len(self._tasks)
+        self._left = self._n
         self._lock = threading.Lock()
         self._done = threading.Event()
-        if not self._tasks:
+        if not self._n:
             self._done.set()
-        helpers = min(helpers, len(self._tasks) - 1)
+        helpers = min(helpers, self._n - 1)
         if helpers > 0:
             pool = _pool(num_threads(), os.getpid())
             for _ in range(helpers):
@@ -101,8 +102,7 @@ class SharedTasks(Generic[T]):
 
     def work(self) -> None:
         """Run tasks in this thread until every task is taken."""
-        n = len(self._tasks)
-        while (k := next(self._claims)) < n:
+        while (k := next(self._claims)) < self._n:  # task k is claimed, not done: the list is still here
             try:
                 self._results[k] = self._tasks[k]()
             except BaseException as exc:  # noqa: BLE001 - re-raised by results()
@@ -110,6 +110,7 @@ class SharedTasks(Generic[T]):
             with self._lock:
                 self._left -= 1
                 if self._left == 0:
+                    self._tasks = None  # tasks often hold their owner, which holds this: no cycle left to the GC
                     self._done.set()
 
     def results(self) -> list[T]:

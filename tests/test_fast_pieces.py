@@ -163,3 +163,24 @@ def test_a_mapped_file_the_scanner_declines_reads_the_general_way(text_of, monke
     else:
         assert np.array_equal(mapped.boxes, plain.boxes) and np.array_equal(mapped.score, plain.score)
         assert len(plain.score) > 0
+
+
+def test_a_mapped_file_whose_scanned_pages_are_released_still_reads_its_python_numbers(monkeypatch, tmp_path):
+    """Pieces of a mapped file are dropped from memory once scanned; the numbers Python converts are read
+    again after that, from the page cache: the same columns as bytes give."""
+    records = [dict(r, image_id=i) for i in range(3000) for r in _BOX_RECORDS[:2]]  # several pages a piece
+    path = tmp_path / "results.json"
+    path.write_bytes(_text(records))
+    one = fr.parse_results_columns(path.read_bytes(), masks="skip")
+    monkeypatch.setattr(fr, "_PIECE_BYTES", 1 << 14)
+    monkeypatch.setattr(fr, "num_threads", lambda: 2)
+    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
+    released, release = [], fr._release_pages
+    monkeypatch.setattr(fr, "_release_pages", lambda raw, lo, hi: released.append(lo) or release(raw, lo, hi))
+    mapped = json_source.read_bytes(path, "results")
+    assert isinstance(mapped, mmap.mmap)
+    cols = fr.parse_results_columns(mapped, masks="skip")
+    assert len(released) == 8  # every piece
+    for key in ("image_id", "category_id", "bbox", "score"):
+        assert np.array_equal(cols[key], one[key]) and cols[key].dtype == one[key].dtype
+    assert cols["score"][1] == 2.000000000000000000000000001

@@ -183,7 +183,9 @@ def test_shared_tasks_run_each_task_once_give_results_in_order_and_raise_a_tasks
         return k * k
 
     tasks = [lambda k=k: task(k) for k in range(60)]
-    assert SharedTasks(tasks, helpers=2).results() == [k * k for k in range(60)]
+    shared = SharedTasks(tasks, helpers=2)
+    assert shared.results() == [k * k for k in range(60)]
+    assert shared._tasks is None  # released when done: tasks holding their owner leave no cycle
     assert sorted(k for k, _ in ran) == list(range(60))
     assert len({t for _, t in ran}) > 1, "no helper took a task"
     shared = SharedTasks([lambda: 1, lambda: [][0], lambda: 3], helpers=2)
