@@ -35,6 +35,11 @@ _RLE_RECORDS = [
 ]  # fmt: skip
 
 
+def _scan_in_pieces(raw, buf, mode, bounds):
+    """The rows of a scan of these pieces, on every thread."""
+    return fr._PieceScan(raw, buf, mode, bounds, fr.num_threads() - 1).rows()
+
+
 def _text(records, indent=None) -> bytes:
     # a 25-digit mantissa: Python converts its float (a span), whose slot must follow the row
     return json.dumps(records, indent=indent).replace('"LONG"', "2.000000000000000000000000001").encode()
@@ -42,7 +47,7 @@ def _text(records, indent=None) -> bytes:
 
 def _whole(raw, mode):
     buf = np.frombuffer(raw, np.uint8)
-    return fr._scan_in_pieces(raw, buf, mode, [(0, len(raw))])
+    return _scan_in_pieces(raw, buf, mode, [(0, len(raw))])
 
 
 def _same(a, b) -> None:
@@ -67,9 +72,9 @@ def _every_cut(raw: bytes, mode: int) -> int:
     for c in commas:
         bounds = [(0, c), (c + 1, len(raw))]
         proven += all(_piece_scans(buf, mode, bounds))
-        _same(fr._scan_in_pieces(raw, buf, mode, bounds), whole)
+        _same(_scan_in_pieces(raw, buf, mode, bounds), whole)
     for a, b in zip(commas[::3], commas[1::3]):
-        _same(fr._scan_in_pieces(raw, buf, mode, [(0, a), (a + 1, b), (b + 1, len(raw))]), whole)
+        _same(_scan_in_pieces(raw, buf, mode, [(0, a), (a + 1, b), (b + 1, len(raw))]), whole)
     return proven
 
 

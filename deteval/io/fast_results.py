@@ -1042,11 +1042,6 @@ def _release_pages(raw, lo: int, hi: int) -> None:
             raw.madvise(mmap.MADV_DONTNEED, start, end - start)
 
 
-def _scan_in_pieces(raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]]):
-    """:meth:`_PieceScan.rows` of these pieces, on every thread."""
-    return _PieceScan(raw, buf, mode, bounds, num_threads() - 1).rows()
-
-
 def _masks_of(buf: np.ndarray, rle: np.ndarray):
     """The scanned compressed RLE as :class:`Masks`, or ``None`` where the general path reports an error."""
     from deteval.io.masks import Masks
