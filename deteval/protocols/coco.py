@@ -176,7 +176,8 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         from deteval.geometry import boxes
 
         later = (*boxes.KERNELS, *later)
-    in_background(preload, later)
+    if not all(getattr(kernel, "overloads", True) for kernel in later):  # once per process, in effect
+        in_background(preload, later)
 
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
