@@ -314,7 +314,7 @@ def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:
             raw = read_bytes(path, "results")
         except InputError:
             return lambda: None
-        return start_results_scan(raw, masks="read" if iou_type == "segm" else "skip")
+        return start_results_scan(raw, masks=_mask_mode(iou_type))
 
     if iou_type == "segm":
         from deteval.jit import in_background
@@ -524,7 +524,12 @@ def _scan_results(raw: bytes, iou_type: str) -> dict | None:
     """The scanner's columns of a results file (no ground truth needed), or ``None``."""
     from deteval.io.fast_results import parse_results_columns
 
-    return parse_results_columns(raw, masks="read" if iou_type == "segm" else "skip")
+    return parse_results_columns(raw, masks=_mask_mode(iou_type))
+
+
+def _mask_mode(iou_type: str) -> str:
+    """What the results scanner does with masks: read them for mask evaluation, else skip them."""
+    return "read" if iou_type == "segm" else "skip"
 
 
 def _results_fast(cols: dict | None, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:

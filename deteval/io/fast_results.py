@@ -983,7 +983,7 @@ class _PieceScan:
         self.lock = threading.Lock()
         self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
 
-    def _columns(self) -> tuple:
+    def _arrays(self) -> tuple:
         return self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle
 
     def _scan(self, k: int) -> None:
@@ -1007,7 +1007,7 @@ class _PieceScan:
         (lo, _), (_, n_rows, n_spans) = self.bounds[k], self.scans[k]
         src = slice(self.first[k], self.first[k] + n_rows)
         dst = slice(self.nrec, self.nrec + n_rows)
-        for column in self._columns():
+        for column in self._arrays():
             if len(column) and src != dst:
                 column[dst] = column[src]  # the rows of later pieces lie beyond: they are not touched
         if len(self.rle):
@@ -1026,7 +1026,7 @@ class _PieceScan:
             if len(self.bounds) == 1:
                 return None
             return _PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
-        return (*(column[: self.nrec] for column in self._columns()), np.concatenate(self.placed_spans))
+        return (*(column[: self.nrec] for column in self._arrays()), np.concatenate(self.placed_spans))
 
 
 def _release_pages(raw, lo: int, hi: int) -> None:
