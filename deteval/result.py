@@ -1,4 +1,10 @@
-"""The result of an evaluation: stats, per-class rows, raw arrays, JSON; built by every protocol."""
+"""What an evaluation returns: a shared base (stats, per-class rows, summary, JSON) and one type per family.
+
+:class:`CocoResult` holds pycocotools-style arrays (``precision[T,R,K,A,M]`` ...),
+:class:`VocResult` per-class AP per IoU threshold and integrator. Both serialise
+the same way (:meth:`EvalResult.to_dict`), and both carry every detection's
+outcome (:class:`Outcomes`) for the score-threshold analyses.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,7 +48,7 @@ class Outcomes:
 
 @dataclass
 class EvalResult:
-    """The outcome of one evaluation.
+    """The outcome of one evaluation; every protocol's result type derives from it.
 
     Attributes
     ----------
@@ -55,9 +61,6 @@ class EvalResult:
     per_class:
         One dict per category: ``category_id``, ``name`` and the protocol's
         per-class numbers.
-    arrays:
-        The protocol's raw arrays (for COCO ``precision[T,R,K,A,M]``,
-        ``recall[T,K,A,M]``, ``scores[T,R,K,A,M]`` plus their axes).
     summary_lines:
         The protocol's printed summary, one string per line.
     params:
@@ -67,26 +70,20 @@ class EvalResult:
         operating points and score-threshold curves; not serialised.
     """
 
+    ARRAYS: ClassVar[tuple[str, ...]] = ()  # the subclass's array fields, as written by save_arrays
+
     protocol: str
     iou_type: str
     stats: dict[str, float]
     per_class: list[dict[str, Any]]
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
     summary_lines: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     outcomes: Outcomes | None = field(default=None, repr=False, compare=False)
 
     @property
-    def precision(self) -> np.ndarray:
-        return self.arrays["precision"]
-
-    @property
-    def recall(self) -> np.ndarray:
-        return self.arrays["recall"]
-
-    @property
-    def scores(self) -> np.ndarray:
-        return self.arrays["scores"]
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The protocol's raw arrays by name (the fields listed in ``ARRAYS``)."""
+        return {name: getattr(self, name) for name in self.ARRAYS}
 
     def summary(self) -> str:
         """The printed summary (pycocotools' 12 lines for COCO)."""
@@ -97,9 +94,9 @@ class EvalResult:
         return {
             "protocol": self.protocol,
             "iou_type": self.iou_type,
-            "params": _jsonable(self.params),
-            "stats": _jsonable(self.stats),
-            "per_class": _jsonable(self.per_class),
+            "params": jsonable(self.params),
+            "stats": jsonable(self.stats),
+            "per_class": jsonable(self.per_class),
         }
 
     def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:
@@ -118,18 +115,57 @@ class EvalResult:
 
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.stats.items())[:3])
-        return f"EvalResult(protocol={self.protocol!r}, iou_type={self.iou_type!r}, {head}, ...)"
+        return f"{type(self).__name__}(protocol={self.protocol!r}, iou_type={self.iou_type!r}, {head}, ...)"
 
 
-def _jsonable(obj: Any) -> Any:
+def _array() -> Any:
+    """A result's array field: not in repr, not compared (arrays have no truth value)."""
+    return field(default=None, repr=False, compare=False)
+
+
+@dataclass(repr=False)
+class CocoResult(EvalResult):
+    """A COCO-family result: pycocotools' ``eval`` arrays and their axes."""
+
+    ARRAYS: ClassVar[tuple[str, ...]] = (
+        "precision", "recall", "scores", "iou_thrs", "rec_thrs", "cat_ids", "area_labels", "max_dets",
+    )  # fmt: skip
+
+    precision: np.ndarray = _array()  # (T, R, K, A, M), -1 where there is no ground truth
+    recall: np.ndarray = _array()  # (T, K, A, M)
+    scores: np.ndarray = _array()  # (T, R, K, A, M)
+    iou_thrs: np.ndarray = _array()  # (T,)
+    rec_thrs: np.ndarray = _array()  # (R,)
+    cat_ids: np.ndarray = _array()  # (K,), [-1] when categories are pooled
+    area_labels: np.ndarray = _array()  # (A,)
+    max_dets: np.ndarray = _array()  # (M,)
+
+
+@dataclass(repr=False)
+class VocResult(EvalResult):
+    """A VOC-family result: AP per IoU threshold, class and integrator, and each detection's outcome."""
+
+    ARRAYS: ClassVar[tuple[str, ...]] = ("ap", "mAP", "iou_thrs", "npos", "ndet", "outcome", "rank")
+
+    ap: np.ndarray = _array()  # (T, K, I)
+    mAP: np.ndarray = _array()  # noqa: N815 (T, I): the name VOC gives it
+    iou_thrs: np.ndarray = _array()  # (T,)
+    npos: np.ndarray = _array()  # (K,)
+    ndet: np.ndarray = _array()  # (K,)
+    outcome: np.ndarray = _array()  # (T, D): 1 TP, 0 FP, -1 ignored
+    rank: np.ndarray = _array()  # (D,): rank within the class
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with numpy values as Python ones and non-finite floats as None, ready for ``json.dumps``."""
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
+        return jsonable(obj.item())
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj

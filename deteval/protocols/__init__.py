@@ -1,18 +1,23 @@
-"""Protocol registry: name -> module exposing ``evaluate(dets, gt, **options) -> EvalResult``.
+"""Protocol registry: name -> :class:`~deteval.protocols.base.Protocol` object.
 
 A protocol module is imported only when asked for, so the CLI stays quick to
-start. Each module also exposes ``IOU_TYPES`` (the iou types it supports).
+start; protocol modules themselves import no kernel at module level.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 
+from deteval.errors import InputError
+from deteval.protocols.base import Option, Protocol
+
+__all__ = ["Option", "Protocol", "available", "get"]
+
+# name -> "module:object"
 _REGISTRY: dict[str, str] = {
-    "coco": "deteval.protocols.coco",
-    "voc07": "deteval.protocols.voc",
-    "voc10": "deteval.protocols.voc",
+    "coco": "deteval.protocols.coco:COCO",
+    "voc07": "deteval.protocols.voc:VOC07",
+    "voc10": "deteval.protocols.voc:VOC10",
 }
 
 
@@ -21,9 +26,10 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get(name: str) -> ModuleType:
-    """The module implementing protocol ``name``."""
+def get(name: str) -> Protocol:
+    """The protocol registered as ``name``."""
     try:
-        return importlib.import_module(_REGISTRY[name])
+        module, obj = _REGISTRY[name].split(":")
     except KeyError:
-        raise ValueError(f"unknown protocol {name!r}; choose one of {available()}") from None
+        raise InputError("protocol", None, f"unknown protocol {name!r}; choose one of {available()}") from None
+    return getattr(importlib.import_module(module), obj)

@@ -1,0 +1,131 @@
+"""What a protocol is: parameters from a preset, load, match, reduce, summarise; its CLI options as data.
+
+A protocol is one object (a :class:`Protocol` subclass instance) registered by
+name in :mod:`deteval.protocols`. Its evaluation is a fixed sequence::
+
+    params  = protocol.params(iou_type, compat, preset, **options)  # frozen dataclass
+    preds, gt = protocol.load(preds, gt, params)                   # through deteval.io
+    matches = protocol.match(preds, gt, params)                    # geometry + matching kernels
+    result  = protocol.reduce(matches, gt, params)                 # ranking/accumulation + AP
+    result.summary_lines = protocol.summarize(result, params)
+
+The command line builds its parser from :attr:`Protocol.options` (no argparse
+here), so adding a protocol is one module plus its preset in ``configs/``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from deteval.errors import InputError
+from deteval.result import EvalResult
+from deteval.types import Detections, GroundTruth
+
+
+@dataclass(frozen=True)
+class Option:
+    """A protocol option: a keyword of :meth:`Protocol.params` and the CLI flag that sets it.
+
+    ``kind`` says how the flag takes its text:
+
+    - ``"value"``: one value (``--iou-test ge``);
+    - ``"list"``: values separated by commas or spaces, the flag repeatable, all collected
+      in order (``--max-dets 1,10,300``);
+    - ``"repeat"``: one value per occurrence, collected in order (``--area-range small:0:1024``);
+    - ``"switch"``: no value; present means ``name=value`` (``--no-cats`` is ``use_cats=False``).
+
+    ``convert`` turns the collected text (a string for ``"value"``, a list of strings for
+    ``"list"`` and ``"repeat"``) into the keyword's value; it raises ``ValueError`` with a
+    message saying what is wrong, which the CLI reports naming the flag.
+    """
+
+    name: str
+    flag: str
+    help: str
+    kind: Literal["value", "list", "repeat", "switch"] = "value"
+    convert: Callable[[Any], Any] | None = None
+    value: Any = True  # the keyword's value when a switch is given
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    aliases: tuple[str, ...] = ()  # older flags kept working for scripts
+
+    def parse(self, raw: Any) -> Any:
+        """The keyword's value from the CLI's collected text (``raw``), or ``ValueError``."""
+        if self.kind == "switch":
+            return self.value
+        if self.choices is not None and raw not in self.choices:
+            raise ValueError(f"choose one of {', '.join(self.choices)}, not {raw!r}")
+        return raw if self.convert is None else self.convert(raw)
+
+
+def split_list(values: Sequence[str]) -> list[str]:
+    """A list option's text, flattened: ``["1,10", "300"]`` -> ``["1", "10", "300"]`` (empty items dropped)."""
+    return [part for v in values for part in v.split(",") if part.strip()]
+
+
+class Protocol(ABC):
+    """One evaluation protocol. Subclasses set the class attributes and implement the stages.
+
+    ``Params`` is the protocol's frozen parameter dataclass; ``Result`` its result type (an
+    :class:`~deteval.result.EvalResult` subclass); ``preset`` names its file in ``configs/``.
+    """
+
+    name: str
+    title: ClassVar[str]
+    iou_types: ClassVar[tuple[str, ...]]
+    options: ClassVar[tuple[Option, ...]]
+    preset: ClassVar[str]
+    Params: ClassVar[type]
+    Result: ClassVar[type[EvalResult]]
+
+    @abstractmethod
+    def params(
+        self, iou_type: str = "bbox", compat: bool = True, preset: Mapping[str, Any] | None = None, **options: Any
+    ) -> Any:
+        """The parameters: the built-in preset, then ``preset`` (a user's, e.g. ``--config``), then ``options``."""
+
+    @abstractmethod
+    def load(self, preds: Any, gt: Any, params: Any) -> tuple[Detections, GroundTruth]:
+        """Containers from paths, loaded objects or containers (containers pass through)."""
+
+    @abstractmethod
+    def match(self, preds: Detections, gt: GroundTruth, params: Any) -> Any:
+        """Every detection's outcome at every threshold: the flat arrays :meth:`reduce` needs."""
+
+    @abstractmethod
+    def reduce(self, matches: Any, gt: GroundTruth, params: Any) -> EvalResult:
+        """Rank, accumulate and reduce matches to the result (stats, per-class rows, arrays)."""
+
+    @abstractmethod
+    def summarize(self, result: EvalResult, params: Any) -> list[str]:
+        """The printed summary, one string per line."""
+
+    def check_iou_type(self, iou_type: str) -> None:
+        if iou_type not in self.iou_types:
+            raise InputError(
+                "iou_type", None, f"protocol {self.name!r} evaluates iou_type {self.iou_types}, not {iou_type!r}"
+            )
+
+    def evaluate(
+        self,
+        preds: Any,
+        gt: Any,
+        *,
+        iou_type: str = "bbox",
+        compat: bool = True,
+        preset: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> EvalResult:
+        """Load, match and reduce: the whole evaluation."""
+        params = self.params(iou_type, compat, preset, **options)
+        preds, gt = self.load(preds, gt, params)
+        return self.evaluate_loaded(preds, gt, params)
+
+    def evaluate_loaded(self, preds: Detections, gt: GroundTruth, params: Any) -> EvalResult:
+        """:meth:`evaluate` on containers already loaded by :meth:`load`."""
+        result = self.reduce(self.match(preds, gt, params), gt, params)
+        result.summary_lines = self.summarize(result, params)
+        return result

@@ -1,0 +1,73 @@
+"""Protocol presets: TOML files in the repository's ``configs/`` (shipped as ``deteval.configs``).
+
+A preset maps a protocol's parameter names to values; a user's ``--config`` file
+has the same form, and overrides the built-in preset key by key.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from deteval.errors import InputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Parameter values by name, and where they came from (for error messages)."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "<preset>"
+
+
+def _configs_dir():
+    # installed: the configs/ folder is the package deteval.configs; a source checkout reads it in place
+    try:
+        return resources.files("deteval.configs")
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[2] / "configs"
+
+
+@cache
+def builtin(name: str) -> dict[str, Any]:
+    """The built-in preset ``configs/<name>.toml``."""
+    return tomllib.loads(_configs_dir().joinpath(f"{name}.toml").read_text())
+
+
+def read_config(path: str | Path) -> Preset:
+    """A user's preset file (TOML), checked to be readable and well-formed; its keys are checked by the protocol."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(str(path), None, f"cannot read the config file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(str(path), None, "the config file is not UTF-8 text") from None
+    try:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(path), None, f"not valid TOML: {exc}") from None
+    return Preset(values, str(path))
+
+
+def merged(base: Mapping[str, Any], preset: Preset | Mapping[str, Any] | None, known: tuple[str, ...]) -> dict:
+    """``base`` updated by ``preset``'s values; a key outside ``known`` is an error naming the preset's file."""
+    out = dict(base)
+    if preset is None:
+        return out
+    if not isinstance(preset, Preset):
+        preset = Preset(preset, "preset")
+    for key, value in preset.values.items():
+        if key not in known:
+            raise InputError(preset.source, key, f"unknown parameter; this protocol takes {', '.join(known)}")
+        out[key] = value
+    return out
