@@ -7,15 +7,18 @@
 
 from typing import TYPE_CHECKING
 
-from deteval.api import evaluate
+from deteval.api import evaluate, load
 from deteval.errors import InputError
 from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results
-from deteval.result import EvalResult
+from deteval.result import CocoResult, EvalResult, VocResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from deteval.evaluator import Evaluator
 
-__all__ = ["evaluate", "Evaluator", "EvalResult", "InputError", "DetevalWarning", "load_coco_gt", "load_coco_results"]
+__all__ = [
+    "evaluate", "load", "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
+    "load_coco_gt", "load_coco_results",
+]  # fmt: skip
 __version__ = "0.1.0"
 
 

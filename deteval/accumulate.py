@@ -262,3 +262,15 @@ def accumulate(
         k = int(np.argmax(overflow))
         raise ValueError(f"category index {k} has more true positives than positives: matches and npig disagree")
     return precision, recall, scores
+
+
+def rank_by_category(category: np.ndarray, score: np.ndarray, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each category's rows by descending score, ties in row order (a stable sort): ``(order, offsets)``.
+
+    ``order[offsets[k]:offsets[k + 1]]`` are category ``k``'s rows, best first: the ranking VOC's
+    integrators and the score-threshold analyses read. (COCO's accumulation ranks inside its kernel,
+    with the same rule over rows in image order.)
+    """
+    order = np.lexsort((-score, category))
+    offsets = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
+    return order, offsets

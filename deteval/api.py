@@ -1,23 +1,36 @@
-"""The public entry point: ``evaluate()``."""
+"""The public entry point: ``evaluate()``, for every registered protocol."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from deteval import protocols
+from deteval.protocols.presets import Preset, read_config
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth
 
 
-def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
-    """Load COCO results and ground truth given as paths, JSON objects or containers."""
-    from deteval.io import coco
+def load(
+    preds: Any,
+    gt: Any,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    config: str | Path | Preset | dict | None = None,
+    **options: Any,
+) -> tuple[Detections, GroundTruth]:
+    """``(detections, ground truth)`` as ``protocol`` reads them: the containers :func:`evaluate` works on.
 
-    if not isinstance(gt, GroundTruth) and not isinstance(preds, Detections):
-        return coco.load_coco_pair(preds, gt, iou_type=iou_type)
-    gt_loaded = gt if isinstance(gt, GroundTruth) else coco.load_coco_gt(gt, iou_type=iou_type)
-    dets = preds if isinstance(preds, Detections) else coco.load_coco_results(preds, gt_loaded, iou_type=iou_type)
-    return dets, gt_loaded
+    Takes the same inputs and options as :func:`evaluate`; loaded containers pass through.
+    Useful to evaluate several protocols, or run analyses (confusion matrix, TIDE), on one load.
+    """
+    proto = protocols.get(protocol)
+    params = proto.params(iou_type, True, _preset(config), **options)
+    return proto.load(preds, gt, params)
+
+
+def _preset(config: str | Path | Preset | dict | None) -> Preset | dict | None:
+    return read_config(config) if isinstance(config, (str, Path)) else config
 
 
 def evaluate(
@@ -26,6 +39,7 @@ def evaluate(
     protocol: str = "coco",
     iou_type: str = "bbox",
     compat: bool = True,
+    config: str | Path | Preset | dict | None = None,
     **options: Any,
 ) -> EvalResult:
     """Evaluate detections against ground truth.
@@ -33,55 +47,47 @@ def evaluate(
     Parameters
     ----------
     preds : path, list of dicts or Detections
-        COCO results: a JSON file, the loaded list, or loaded :class:`Detections`.
+        The detections: for ``coco`` a results JSON file, the loaded list, or
+        loaded :class:`~deteval.types.Detections`; for ``voc07``/``voc10`` also
+        VOC formats (comp4 files, per-image text files).
     gt : path, dict or GroundTruth
-        COCO ground truth: a JSON file, the loaded dict, or a loaded :class:`GroundTruth`.
-        Neither input is modified.
+        The ground truth: a COCO JSON file, the loaded dict, a loaded
+        :class:`~deteval.types.GroundTruth`, or (VOC) an XML folder or image-set
+        list. Neither input is modified.
     protocol : str, default "coco"
         A registered protocol (``deteval.protocols.available()``).
     iou_type : {"bbox", "segm", "keypoints"}, default "bbox"
+        What is compared; each protocol lists its own (``Protocol.iou_types``).
     compat : bool, default True
         Reproduce the reference tool exactly, quirks included; False corrects
         the quirks (see README, "Compat and fixed modes").
+    config : path, dict or Preset, optional
+        A preset that overrides the protocol's built-in one (the keys are the
+        protocol's option names; ``configs/*.toml`` are the built-in presets).
     **options
-        Protocol options. For ``coco``: ``iou_thrs`` (sequence of floats),
-        ``area_ranges`` (mapping label -> (lo, hi)), ``max_dets`` (sequence of
-        ints), ``use_cats`` (bool), ``kpt_sigmas`` (keypoints: one per keypoint).
+        The protocol's options (``deteval.protocols.get(name).options``). For
+        ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
+        label -> (lo, hi)), ``max_dets`` (sequence of ints), ``use_cats``
+        (bool), ``kpt_sigmas`` (keypoints: one per keypoint). For ``voc07`` /
+        ``voc10``: ``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``,
+        ``ties``, ``grid``, ``names``, ``image_set``, ``box_format``.
 
     Returns
     -------
     EvalResult
-        ``.stats`` (ordered name -> float), ``.precision``, ``.recall``,
-        ``.scores``, ``.per_class``, ``.summary()``, ``.to_json()``.
+        The protocol's result type (:class:`~deteval.result.CocoResult`,
+        :class:`~deteval.result.VocResult`): ``.stats`` (ordered name ->
+        float), ``.per_class``, ``.summary()``, ``.to_json()`` and its arrays.
+
+    Raises
+    ------
+    InputError
+        Bad input or options, naming the file or argument, the record and the rule.
 
     Examples
     --------
     >>> res = deteval.evaluate("results.json", "instances_val2017.json")  # doctest: +SKIP
     >>> res.stats["AP"]  # doctest: +SKIP
     """
-    dets, gt_loaded = load_inputs(preds, gt, protocol=protocol, iou_type=iou_type)
-    return evaluate_loaded(dets, gt_loaded, protocol=protocol, iou_type=iou_type, compat=compat, **options)
-
-
-def _protocol_module(protocol: str, iou_type: str):
-    module = protocols.get(protocol)
-    if iou_type not in module.IOU_TYPES:
-        raise ValueError(f"protocol {protocol!r} supports iou_type {module.IOU_TYPES}, not {iou_type!r}")
-    return module
-
-
-def load_inputs(preds: Any, gt: Any, protocol: str = "coco", iou_type: str = "bbox") -> tuple[Any, Any]:
-    """Load ``(detections, ground truth)`` the way ``protocol`` reads them (paths, objects or containers)."""
-    module = _protocol_module(protocol, iou_type)
-    loader = getattr(module, "load_inputs", load_coco_pair)
-    return loader(preds, gt, iou_type=iou_type)
-
-
-def evaluate_loaded(
-    dets: Any, gt: Any, protocol: str = "coco", iou_type: str = "bbox", compat: bool = True, **options: Any
-) -> EvalResult:
-    """:func:`evaluate` on inputs already loaded by :func:`load_inputs`."""
-    module = _protocol_module(protocol, iou_type)
-    if hasattr(module, "PROTOCOLS"):  # a module serving several protocols (voc07, voc10) is told which
-        options.setdefault("protocol", protocol)
-    return module.evaluate(dets, gt, iou_type=iou_type, compat=compat, **options)
+    proto = protocols.get(protocol)
+    return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), **options)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from deteval import protocols
 from deteval.errors import InputError
-from deteval.result import _jsonable
+from deteval.result import jsonable as _jsonable
 
 
 def _sample_pair() -> tuple[str, str]:

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.result import EvalResult, _jsonable, default_iou_index
+from deteval.result import EvalResult, default_iou_index, jsonable
 
 
 def _axes(result: EvalResult) -> dict[str, np.ndarray]:
@@ -211,5 +211,5 @@ def write_pr_curves(
     outcomes, e.g. VOC (score curves only).
     """
     curves = all_curves(result, iou, area, max_dets, beta=beta, score_thr=score_thr, raw=raw)
-    Path(path).write_text(json.dumps(_jsonable(curves), indent=1) + "\n")
+    Path(path).write_text(json.dumps(jsonable(curves), indent=1) + "\n")
     return curves

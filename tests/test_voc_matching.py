@@ -10,8 +10,13 @@ from hypothesis import strategies as st
 from deteval.geometry.pixel_boxes import iou_matrix
 from deteval.matching.groups import group_by_image_category
 from deteval.matching.voc import match_voc
-from deteval.protocols.voc import evaluate
+import deteval
 from deteval.types import Detections, GroundTruth, IdTable
+
+
+def evaluate(dets, gt, protocol=None, **options):
+    """The VOC protocols through the public API (``protocol`` is required: it has no VOC default)."""
+    return deteval.evaluate(dets, gt, protocol=protocol, **options)
 
 
 def make(gt_rows, dt_rows, n_images=1, classes=("a",)):

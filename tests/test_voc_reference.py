@@ -10,7 +10,12 @@ import pytest
 
 from deteval import integrators as integ
 from deteval.io import voc as voc_io
-from deteval.protocols.voc import evaluate
+import deteval
+
+
+def evaluate(dets, gt, protocol=None, **options):
+    """The VOC protocols through the public API (``protocol`` is required: it has no VOC default)."""
+    return deteval.evaluate(dets, gt, protocol=protocol, **options)
 
 DATA = Path(__file__).resolve().parent / "data"
 VOC = DATA / "voc100_native"
@@ -39,7 +44,7 @@ def inputs(request):
 @pytest.mark.parametrize("protocol", ["voc07", "voc10"])
 def test_voc100_reference(inputs, protocol):
     dets, gt = inputs
-    res = evaluate(dets, gt, protocol=protocol, iou=[0.5, 0.75])
+    res = evaluate(dets, gt, protocol=protocol, iou_thrs=[0.5, 0.75])
     for thr, t in IOUS.items():
         ref = REF[f"iou{thr}_{KEYS[protocol]}"]
         ours = {r["name"]: r[f"AP{round(float(thr) * 100)}"] for r in res.per_class}
@@ -57,7 +62,7 @@ def test_voc100_one_run_several_integrators():
     # the same matches under every definition: voc11 and all_points give both reference tables
     dets, gt = INPUTS["xml+text"]()
     res = evaluate(
-        dets, gt, protocol="voc10", iou=0.5, integrator=["all_points", "voc11", "coco101", "non_interpolated"]
+        dets, gt, protocol="voc10", iou_thrs=0.5, integrator=["all_points", "voc11", "coco101", "non_interpolated"]
     )
     assert abs(res.stats["mAP"] - REF["iou0.5_voc10_allpt"]["mAP"]) <= TOL
     assert abs(res.stats["mAP:voc11"] - REF["iou0.5_voc07_11pt"]["mAP"]) <= TOL
@@ -80,15 +85,15 @@ def test_voc100_counts_and_tables():
 
 def test_voc100_score_scaling_invariance():
     dets, gt = INPUTS["xml+text"]()
-    base = evaluate(dets, gt, protocol="voc10", iou=[0.5, 0.75])
+    base = evaluate(dets, gt, protocol="voc10", iou_thrs=[0.5, 0.75])
     for factor in (0.5, 1024.0):
         scaled = type(dets)(**{**dets.__dict__, "score": dets.score * factor})
-        assert evaluate(scaled, gt, protocol="voc10", iou=[0.5, 0.75]).stats == base.stats
+        assert evaluate(scaled, gt, protocol="voc10", iou_thrs=[0.5, 0.75]).stats == base.stats
 
 
 def test_voc100_detectron2_style_mean():
     dets, gt = INPUTS["xml+text"]()
-    res = evaluate(dets, gt, protocol="voc07", iou="0.5:0.95")
+    res = evaluate(dets, gt, protocol="voc07", iou_thrs="0.5:0.95")
     assert res.params["iou_thresholds"] == [k / 100 for k in range(50, 100, 5)]
     per_t = [res.stats[f"mAP{k}"] for k in range(50, 100, 5)]
     assert res.stats["mAP"] == np.mean(per_t)
@@ -144,14 +149,14 @@ TOY_ALL = [0.3371980676, 0.2456866804, 0.0222222222, 0.0]
 
 @pytest.mark.parametrize("protocol,expected", [("voc07", TOY_11), ("voc10", TOY_ALL)])
 def test_toy7(protocol, expected):
-    res = evaluate(TOY / "dets", TOY / "gts", protocol=protocol, iou=[0.1, 0.3, 0.5, 0.75], box_format="xywh")
+    res = evaluate(TOY / "dets", TOY / "gts", protocol=protocol, iou_thrs=[0.1, 0.3, 0.5, 0.75], box_format="xywh")
     got = res.arrays["ap"][:, 0, 0]
     assert np.all(np.abs(got - np.array(expected)) < 1e-10), got
 
 
 def test_toy7_expected_curve():
     exp = json.loads((TOY / "expected0_5.json").read_text())["person"]
-    res = evaluate(TOY / "dets", TOY / "gts", protocol="voc10", iou=0.5, box_format="xywh")
+    res = evaluate(TOY / "dets", TOY / "gts", protocol="voc10", iou_thrs=0.5, box_format="xywh")
     order = np.argsort(res.arrays["rank"])
     o = res.arrays["outcome"][0, order]
     rec, prec, _ = integ.precision_recall(o == 1, o == 0, res.per_class[0]["npos"])

@@ -109,6 +109,13 @@ class Protocol(ABC):
                 "iou_type", None, f"protocol {self.name!r} evaluates iou_type {self.iou_types}, not {iou_type!r}"
             )
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        known = [o.name for o in self.options]
+        for name in options:
+            if name not in known:
+                rule = f"not an option of protocol {self.name!r}; its options are {', '.join(known)}"
+                raise InputError(name, None, rule)
+
     def evaluate(
         self,
         preds: Any,

@@ -1,0 +1,45 @@
+"""What the VOC protocols accept as inputs, as containers: paths in any VOC format, COCO objects, containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from deteval.errors import InputError
+from deteval.io import voc as voc_io
+from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.types import Detections, GroundTruth
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, Path))
+
+
+def load_voc_inputs(
+    preds: Any, gt: Any, *, names: Any = None, image_set: Any = None, box_format: str = "xyxy"
+) -> tuple[Detections, GroundTruth]:
+    """``(detections, ground truth)`` from paths (formats detected: VOC XML folder or image-set list,
+    per-image text folder, comp4 folder/file, COCO JSON), COCO objects, or containers (passed through).
+
+    ``names``, ``image_set`` and ``box_format`` are those of :func:`deteval.io.voc.load_voc`.
+    """
+    if _is_path(preds) and _is_path(gt):
+        return voc_io.load_voc(preds, gt, names=names, image_set=image_set, box_format=box_format)
+    if _is_path(gt) or isinstance(gt, dict):
+        if _is_path(gt) and voc_io.detect_format(gt, "gt") != "coco":
+            rule = "VOC-format ground truth needs its detections as a path too (or load both with deteval.io.voc)"
+            raise InputError(str(gt), None, rule)
+        gt = load_coco_gt(gt)
+    if not isinstance(gt, GroundTruth):
+        rule = f"must be a GroundTruth, a path or a COCO ground-truth dict, got {type(gt).__name__}"
+        raise InputError("gt", None, rule)
+    if isinstance(preds, Detections):
+        return preds, gt
+    fmt = voc_io.detect_format(preds, "dets") if _is_path(preds) else "coco"
+    if fmt == "comp4":
+        return voc_io.load_comp4(preds, gt, names=names), gt
+    if fmt == "text":
+        return voc_io.load_text_dets(preds, gt, names=names, box_format=box_format), gt
+    if isinstance(preds, list) or _is_path(preds):
+        return load_coco_results(preds, gt), gt
+    raise InputError("preds", None, f"must be Detections, a path or a COCO results list, got {type(preds).__name__}")

@@ -1,0 +1,129 @@
+"""COCO's headline stats, pycocotools' printed summary and the per-class rows, from the accumulated arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deteval.protocols.coco_params import CocoParams
+from deteval.types import IdTable
+
+
+def _mean_valid(s: np.ndarray) -> float:
+    valid = s[s > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _summarize_indices(
+    arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int
+) -> tuple[np.ndarray, list[int], list[int]]:
+    """pycocotools' ``_summarize`` lookups: ``arr`` cut to the IoU threshold (exact float equality in
+    compat mode, 1e-12 otherwise; all thresholds for ``iou=None``), and the area and max-dets indices."""
+    if iou is not None:
+        if params.compat:
+            t = np.where(iou == params.iou_thrs)[0]
+        else:
+            t = np.where(np.isclose(params.iou_thrs, iou, rtol=0, atol=1e-12))[0]
+        arr = arr[t]
+    a = [i for i, lbl in enumerate(params.area_labels) if lbl == area]
+    m = [i for i, md in enumerate(params.max_dets) if md == max_det]
+    return arr, a, m
+
+
+def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int, k=slice(None)):
+    """pycocotools' ``_summarize`` selection: the mean of valid entries, -1 if none."""
+    arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
+    if arr.ndim == 5:  # precision T,R,K,A,M
+        return _mean_valid(arr[:, :, k][..., a, m])
+    return _mean_valid(arr[:, k][..., a, m])
+
+
+def _stat_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, int]]:
+    """(name, is_ap, iou, area, max_det) for each headline stat, in COCOeval.stats order."""
+    md = params.max_dets
+    if params.iou_type == "keypoints":
+        m = 20 if params.compat else md[-1]  # pycocotools' _summarizeKps hard-codes maxDets=20
+        return [
+            (f"{kind}{suffix}", kind == "AP", iou, area, m)
+            for kind in ("AP", "AR")
+            for suffix, iou, area in (("", None, "all"), ("50", 0.5, "all"), ("75", 0.75, "all"),
+                                      ("m", None, "medium"), ("l", None, "large"))
+        ]  # fmt: skip
+    last = md[2] if params.compat else md[-1]
+    ap_all = 100 if params.compat else md[-1]  # pycocotools' _summarize default
+    specs = [
+        ("AP", True, None, "all", ap_all),
+        ("AP50", True, 0.5, "all", last),
+        ("AP75", True, 0.75, "all", last),
+        ("APs", True, None, "small", last),
+        ("APm", True, None, "medium", last),
+        ("APl", True, None, "large", last),
+    ]
+    specs += [(f"AR{m}", False, None, "all", m) for m in md[:3]]
+    specs += [
+        ("ARs", False, None, "small", last),
+        ("ARm", False, None, "medium", last),
+        ("ARl", False, None, "large", last),
+    ]
+    return specs
+
+
+def coco_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
+    """The headline stats, in ``COCOeval.stats`` order (``_summarize``'s means, -1 where none is valid)."""
+    return {
+        name: _select(precision if is_ap else recall, params, iou, area, max_det)
+        for name, is_ap, iou, area, max_det in _stat_specs(params)
+    }
+
+
+def summary_lines(stats: dict[str, float], params: CocoParams) -> list[str]:
+    """pycocotools' printed summary, one line per stat."""
+    lines = []
+    for name, is_ap, iou, area, max_det in _stat_specs(params):
+        title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
+        iou_str = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}" if iou is None else f"{iou:0.2f}"
+        lines.append(
+            f" {title:<18} {kind} @[ IoU={iou_str:<9} | area={area:>6s} | maxDets={max_det:>3d} ] = {stats[name]:0.3f}"
+        )
+    return lines
+
+
+def per_class_rows(precision, recall, npig, ndet, categories: IdTable, params: CocoParams) -> list[dict]:
+    """One row per category: the AP stats and AR at the largest max dets, ground truth and detection counts."""
+    if not params.use_cats:
+        return []
+    specs = _stat_specs(params)
+    ap_specs = [s for s in specs if s[1]]
+    ar_last = ("AR", False, None, "all", params.max_dets[-1])
+    all_idx = params.area_labels.index("all") if "all" in params.area_labels else None
+    columns = {name: _per_class_means(precision if is_ap else recall, params, iou, area, max_det)
+               for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]}  # fmt: skip
+    rows = []
+    for k in range(len(categories)):
+        row = {"category_id": categories.id_of(k), "name": categories.name_of(k)}
+        row.update((name, float(values[k])) for name, values in columns.items())
+        row["num_gt"] = int(npig[k, all_idx]) if all_idx is not None else None
+        row["num_det"] = int(ndet[k])
+        rows.append(row)
+    return rows
+
+
+def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, max_det: int) -> np.ndarray:
+    """:func:`_select` for every category at once: the same floats, one vectorised mean per category.
+
+    A category's entries at one area range are all valid or all -1 (no ground truth there), so the
+    mean of its valid entries is the mean of its whole row, summed in the same order as ``np.mean``
+    sums the compacted entries, provided the row holds one area range and one max dets.
+    """
+    k_axis = 2 if arr.ndim == 5 else 1
+    n_cat = arr.shape[k_axis]
+    arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
+    if len(a) != 1 or len(m) != 1 or arr.shape[0] == 0:
+        return np.array([_select(arr, params, None, area, max_det, k=slice(k, k + 1)) for k in range(n_cat)])
+    sub = np.moveaxis(arr[..., a[0], m[0]], k_axis, 0).reshape(n_cat, -1)
+    valid = sub > -1
+    all_valid, none_valid = valid.all(axis=1), ~valid.any(axis=1)
+    out = np.where(none_valid, -1.0, np.ascontiguousarray(sub).mean(axis=1))
+    for k in np.flatnonzero(~(all_valid | none_valid)):  # mixed rows: never from accumulate, kept exact anyway
+        out[k] = _mean_valid(sub[k])
+    return out
+
