@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import deteval
 from deteval.geometry.pixel_boxes import iou_matrix
 from deteval.matching.groups import group_by_image_category
 from deteval.matching.voc import match_voc
-import deteval
 from deteval.types import Detections, GroundTruth, IdTable
 
 

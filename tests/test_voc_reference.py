@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import deteval
 from deteval import integrators as integ
 from deteval.io import voc as voc_io
-import deteval
 
 
 def evaluate(dets, gt, protocol=None, **options):

@@ -1,4 +1,4 @@
-"""Protocol presets: TOML files in the repository's ``configs/`` (shipped as ``deteval.configs``).
+"""Protocol presets: TOML files in the repository's ``configs/``, shipped in the package.
 
 A preset maps a protocol's parameter names to values; a user's ``--config`` file
 has the same form, and overrides the built-in preset key by key.
@@ -30,18 +30,10 @@ class Preset:
     source: str = "<preset>"
 
 
-def _configs_dir():
-    # installed: the configs/ folder is the package deteval.configs; a source checkout reads it in place
-    try:
-        return resources.files("deteval.configs")
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "configs"
-
-
 @cache
 def builtin(name: str) -> dict[str, Any]:
-    """The built-in preset ``configs/<name>.toml``."""
-    return tomllib.loads(_configs_dir().joinpath(f"{name}.toml").read_text())
+    """The built-in preset ``configs/<name>.toml`` (``deteval/configs`` links to the repository's ``configs/``)."""
+    return tomllib.loads(resources.files("deteval").joinpath("configs", f"{name}.toml").read_text())
 
 
 def read_config(path: str | Path) -> Preset:
