@@ -64,9 +64,9 @@ TOOLS = {
         "module": "deteval",
         "dist": "deteval",
         "stages": {
-            "import": "import deteval\nfrom deteval.api import load_coco_pair",
+            "import": "import deteval",
             # what deteval.evaluate(DT, GT) does first: the results scanned while the ground truth loads
-            "load": "dt, gt = load_coco_pair(DT, GT, iou_type=IOU)",
+            "load": "dt, gt = deteval.load(DT, GT, iou_type=IOU)",
             "eval": "res = deteval.evaluate(dt, gt, iou_type=IOU)",
         },
         "stats": "[float(x) for x in res.stats.values()]",
