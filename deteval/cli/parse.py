@@ -234,19 +234,19 @@ def _add_protocol_groups(p: argparse.ArgumentParser, declared: dict[str, tuple[O
                 if first[o.flag][0].kind != o.kind:
                     raise TypeError(f"{o.flag} is declared as {first[o.flag][0].kind!r} and {o.kind!r}")
                 notes.append(_note(o, first[o.flag][1]))
-        description = "\n".join([textwrap.fill("; ".join(dict.fromkeys(protocols.get(n).title for n in names)), 78)])
+        description = textwrap.fill("; ".join(dict.fromkeys(protocols.get(n).title for n in names)), 78)
         if notes:
             description += "\nalso takes\n" + "\n".join(notes)
         group = p.add_argument_group(title, description.replace("%", "%%"))
         for o in opts:
             spellings = [s for s in (o.flag, *o.aliases) if s not in registered]
             registered.update(spellings)
-            visible = o.flag not in first
-            if visible:
+            if o.flag in first:  # shown in an earlier group: only its new aliases, hidden
+                help_text = argparse.SUPPRESS
+            else:
                 first[o.flag] = (o, title)
-                owners = _owners(o.flag, declared)
-                others = [n for n in owners if n not in names]
-                help_text = _help(o) + (f" [also {', '.join(others)}]" if others else "")
+                others = [n for n in _owners(o.flag, declared) if n not in names]
+                help_text = (_help(o) + (f" [also {', '.join(others)}]" if others else "")).replace("%", "%%")
             if not spellings:
                 continue
             group.add_argument(
@@ -257,7 +257,7 @@ def _add_protocol_groups(p: argparse.ArgumentParser, declared: dict[str, tuple[O
                 nargs=_NARGS[o.kind],
                 dest="protocol_flags",
                 metavar=_metavar(o) if o.kind != "switch" else None,
-                help=help_text.replace("%", "%%") if visible else argparse.SUPPRESS,
+                help=help_text,
             )
 
 
