@@ -191,3 +191,17 @@ def test_config_that_cannot_be_read(tmp_path, capsys):
     missing = tmp_path / "missing.toml"
     assert main(["--sample", "--quiet", "--config", str(missing)]) == 2
     assert f"deteval: error: {missing}: cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [("max_dets = [1, 10]\n", "max_dets"), ("max_dets = [1, 10, 0]\n", "max_dets"), ("iou_thrs = [2.0]\n", "iou_thrs")],
+)
+def test_config_with_a_bad_value_names_the_file_and_the_key(text, key, tmp_path, capsys):
+    cfg = tmp_path / "bad_value.toml"
+    cfg.write_text(text)
+    assert main(["--sample", "--quiet", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err.startswith(f"deteval: error: {cfg}: {key}: ")
+    # a flag that overrides the bad value is the one that counts
+    flag = {"max_dets": ["--max-dets", "1,10,100"], "iou_thrs": ["--iou-thrs", "0.5"]}[key]
+    assert main(["--sample", "--quiet", "--config", str(cfg), *flag]) == 0

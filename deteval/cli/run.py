@@ -45,7 +45,13 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
         from deteval.protocols.presets import read_config
 
         preset = read_config(args.config)
-    params = proto.params(args.iou_type, not args.fixed, preset, **inv.options)
+    try:
+        params = proto.params(args.iou_type, not args.fixed, preset, **inv.options)
+    except InputError as exc:
+        if preset is not None and exc.source in preset.values and exc.source not in inv.options:
+            # the protocol names the parameter; the value came from the user's file: say which
+            raise InputError(preset.source, exc.source, exc.rule) from None
+        raise
     progress.stage("loading")
     dets, gt = proto.load(args.preds, args.gt, params)
     progress.stage("evaluating")
