@@ -143,6 +143,13 @@ def test_iou_is_an_alias_of_iou_thrs_on_voc(tmp_path, capsys):
     assert one["mAP"] == stats["mAP75"]
 
 
+def test_integrator_lists_before_or_after_the_files(tmp_path, capsys):
+    # README: deteval --protocol voc10 --integrator all_points,voc11,coco101,non_interpolated dets/ gt/
+    stats = _stats(_voc_argv("--integrator", "all_points,voc11", first=True), tmp_path, capsys)
+    assert "mAP:voc11" in stats
+    assert _stats(_voc_argv("--integrator", "all_points", "voc11"), tmp_path, capsys) == stats
+
+
 def test_voc_iou_ranges(tmp_path, capsys):
     stats = _stats(_voc_argv("--iou", "0.5:0.95"), tmp_path, capsys)
     assert {f"mAP{t}" for t in range(50, 100, 5)} <= set(stats)
