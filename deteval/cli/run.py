@@ -1,0 +1,121 @@
+"""The ``deteval`` command line, run: load and evaluate through the protocol object, then the analyses.
+
+Everything here works on what the evaluation loaded (the protocol's containers); the
+one exception is TIDE, which reads the files again (see :func:`_tide`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from deteval import protocols
+from deteval.cli.parse import Invocation
+from deteval.errors import InputError
+from deteval.result import EvalResult
+
+
+@dataclass
+class Extras:
+    """What is printed after the summary (and partly written): each None unless asked for."""
+
+    score_thr: str | None = None  # --score-thr's table
+    confusion: Any = None  # --confusion's ConfusionMatrix
+    tide: Any = None  # --tide's TideResult
+
+
+@contextmanager
+def flag_errors(flag: str) -> Iterator[None]:
+    """Errors of the work a flag asked for, as :class:`InputError` naming the flag."""
+    try:
+        yield
+    except (ValueError, TypeError, ImportError) as exc:  # InputError is a ValueError
+        raise InputError(flag, None, str(exc)) from None
+
+
+def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
+    """``(result, detections, ground truth)``: the protocol's evaluation of the command line's inputs."""
+    args = inv.args
+    proto = protocols.get(args.protocol)
+    preset = None
+    if args.config is not None:
+        from deteval.protocols.presets import read_config
+
+        preset = read_config(args.config)
+    try:
+        params = proto.params(args.iou_type, not args.fixed, preset, **inv.options)
+    except InputError as exc:
+        if preset is not None and exc.source in preset.values and exc.source not in inv.options:
+            # the protocol names the parameter; the value came from the user's file: say which
+            raise InputError(preset.source, exc.source, exc.rule) from None
+        raise
+    progress.stage("loading")
+    dets, gt = proto.load(args.preds, args.gt, params)
+    progress.stage("evaluating")
+    return proto.evaluate_loaded(dets, gt, params), dets, gt
+
+
+def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) -> tuple[EvalResult, Extras]:
+    """Operating points, confusion matrix, TIDE and --score-thr: ``(result, extras)``."""
+    args, extras = inv.args, Extras()
+    if (
+        result.outcomes is not None
+        and result.per_class
+        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
+    ):
+        from deteval.report import with_operating_points
+
+        with flag_errors("--at-iou/--at-area"):
+            result = with_operating_points(result, beta=args.beta, iou=args.at_iou, area=args.at_area)
+    if inv.confusion_thrs is not None:
+        progress.stage("confusion matrix")
+        with flag_errors("--confusion"):
+            extras.confusion = _confusion(args, inv.confusion_thrs, dets, gt)
+    if args.tide:
+        progress.stage("TIDE")
+        with flag_errors("--tide"):
+            extras.tide = _tide(args)
+    if args.score_thr is not None:
+        with flag_errors("--score-thr"):
+            extras.score_thr = _score_thr_text(result, args)
+    return result, extras
+
+
+def _confusion(args: argparse.Namespace, thrs: tuple[float, float], dets: Any, gt: Any):
+    """The confusion matrix from the containers the evaluation loaded."""
+    from deteval.confusion import confusion_matrix
+
+    if args.iou_type != "bbox":
+        raise ValueError(f"the confusion matrix compares boxes only, not --iou-type {args.iou_type}")
+    iou, score = thrs
+    return confusion_matrix(dets, gt, iou_thr=iou, score_thr=score)
+
+
+def _tide(args: argparse.Namespace):
+    """TIDE on the command line's files.
+
+    Reads them again: tidecv breaks score ties by the ground truth file's image order,
+    which the loaded containers do not keep. To be replaced by the public TIDE function
+    on loaded Detections/GroundTruth once it lands (then it takes ``dets, gt``).
+    """
+    from deteval.tide import tide_errors
+
+    if args.protocol != "coco" or args.iou_type != "bbox":
+        raise ValueError(f"TIDE is defined for --protocol coco --iou-type bbox, not {args.protocol} {args.iou_type}")
+    return tide_errors(args.preds, args.gt)
+
+
+def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:
+    if result.outcomes is None:
+        return f"--score-thr: the {result.protocol!r} result holds no per-detection outcomes"
+    from deteval.operating_points import operating_points_at
+
+    pts = operating_points_at(result, args.score_thr, iou=args.at_iou, area=args.at_area, beta=args.beta)
+    head = (
+        f"At score >= {args.score_thr:g} (IoU={pts.iou:.2f}, area={pts.area}); "
+        f"micro: counts pooled over classes; macro: mean over classes with ground truth"
+    )
+    return head + "\n" + pts.format_table(only_with_gt=True)
