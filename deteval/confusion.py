@@ -215,7 +215,7 @@ def confusion_matrix(
     Parameters
     ----------
     dets : Detections
-        Loaded detections (e.g. from :func:`deteval.api.load_coco_pair`),
+        Loaded detections (e.g. from :func:`deteval.io.coco.load_coco_pair`),
         indexed against ``gt``'s image and category tables.
     gt : GroundTruth
         Loaded ground truth. Crowd annotations are left out.
@@ -234,7 +234,7 @@ def confusion_matrix(
 
     Examples
     --------
-    >>> dets, gt = deteval.api.load_coco_pair("results.json", "instances_val2017.json")  # doctest: +SKIP
+    >>> dets, gt = deteval.io.coco.load_coco_pair("results.json", "instances_val2017.json")  # doctest: +SKIP
     >>> cm = confusion_matrix(dets, gt, iou_thr=0.5, score_thr=0.25)  # doctest: +SKIP
     >>> print(cm.format_table())  # doctest: +SKIP
     """
@@ -242,7 +242,7 @@ def confusion_matrix(
         raise ValueError(f"the confusion matrix compares boxes only (iou_type='bbox'), not iou_type={iou_type!r}")
     if not isinstance(dets, Detections) or not isinstance(gt, GroundTruth):
         raise TypeError(
-            f"expected Detections and GroundTruth (load them with deteval.api.load_coco_pair), "
+            f"expected Detections and GroundTruth (load them with deteval.io.coco.load_coco_pair), "
             f"got {type(dets).__name__} and {type(gt).__name__}"
         )
     iou_thr = _check_number("iou_thr", iou_thr, 0.0, 1.0, lo_open=True)

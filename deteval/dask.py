@@ -49,7 +49,7 @@ def _match_part(part: tuple[Detections, GroundTruth], params: CocoParams, config
 
 
 def _load_match_shard(shard: tuple[Any, Any], params: CocoParams, config: tuple) -> tuple[EvaluatorState, dict]:
-    from deteval.api import load_coco_pair
+    from deteval.io.coco import load_coco_pair
 
     preds, gt = shard
     dets, gt_loaded = load_coco_pair(preds, gt, iou_type=params.iou_type)
@@ -120,7 +120,7 @@ def evaluate(
     """
     import dask  # noqa: F401 - fail early, with ImportError naming the extra, when Dask is missing
 
-    from deteval.api import load_coco_pair
+    from deteval.io.coco import load_coco_pair
 
     params = _params(protocol, iou_type, compat, options)
     if iou_type != "bbox":

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from deteval.api import load_coco_pair
 from deteval.confusion import ConfusionMatrix, confusion_matrix, parse_confusion_spec
 from deteval.geometry.boxes import box_iou
+from deteval.io.coco import load_coco_pair
 
 CATS = [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}, {"id": 3, "name": "bird"}]
 CAT, DOG, BIRD, BG = 0, 1, 2, 3

@@ -55,8 +55,11 @@ def test_option_parse_kinds():
         coco["max_dets"].parse(["ten"])
     voc = {o.name: o for o in protocols.get("voc10").options}
     assert voc["iou_thrs"].parse(["0.5:0.95"]) == [k / 100 for k in range(50, 100, 5)]
-    with pytest.raises(ValueError, match="choose one of"):
+    with pytest.raises(ValueError, match="choose from"):
         voc["iou_test"].parse(">")
+    assert voc["integrator"].parse(["voc11,all_points"]) == ["voc11", "all_points"]
+    with pytest.raises(ValueError, match="'nope'"):
+        voc["integrator"].parse(["voc11", "nope"])
 
 
 def test_results_are_typed():

@@ -71,7 +71,7 @@ def test_accumulate_ranks_large_inputs_by_radix_with_the_same_arrays(bench_prese
     from deteval import accumulate as acc
 
     d = bench_preset("coco-sparse")
-    dets, gt = deteval.api.load_coco_pair(d / "dets.json", d / "gt.json")
+    dets, gt = deteval.io.coco.load_coco_pair(d / "dets.json", d / "gt.json")
     assert len(dets) >= acc._RADIX_ROWS
     radix = deteval.evaluate(dets, gt).arrays
     monkeypatch.setattr(acc, "_RADIX_ROWS", 1 << 62)

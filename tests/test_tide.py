@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import coco_cases
 
-from deteval.api import load_coco_pair
+from deteval.io.coco import load_coco_pair
 from deteval.tide import COCO_THRESHOLDS, ERROR_TYPES, SPECIAL_TYPES, tide_errors
 from deteval.tide import _kernels as K
 

@@ -37,6 +37,7 @@ class Option:
     - ``"repeat"``: one value per occurrence, collected in order (``--area-range small:0:1024``);
     - ``"switch"``: no value; present means ``name=value`` (``--no-cats`` is ``use_cats=False``).
 
+    ``choices`` (checked before ``convert``) apply to each value of a list or repeated option.
     ``convert`` turns the collected text (a string for ``"value"``, a list of strings for
     ``"list"`` and ``"repeat"``) into the keyword's value; it raises ``ValueError`` with a
     message saying what is wrong, which the CLI reports naming the flag.
@@ -56,8 +57,11 @@ class Option:
         """The keyword's value from the CLI's collected text (``raw``), or ``ValueError``."""
         if self.kind == "switch":
             return self.value
-        if self.choices is not None and raw not in self.choices:
-            raise ValueError(f"choose one of {', '.join(self.choices)}, not {raw!r}")
+        if self.choices is not None:  # each item of a list or repeated option is one choice
+            items = [raw] if self.kind == "value" else (split_list(raw) if self.kind == "list" else raw)
+            bad = [v for v in items if v not in self.choices]
+            if bad:
+                raise ValueError(f"choose from {', '.join(self.choices)}, not {', '.join(map(repr, bad))}")
         return raw if self.convert is None else self.convert(raw)
 
 

@@ -191,7 +191,8 @@ class VocProtocol(Protocol):
                "list", lambda v: parse_iou_thresholds(split_list(v)), metavar="T", aliases=("--iou",)),
         Option("integrator", "--integrator",
                f"AP integrator(s) from {', '.join(INTEGRATORS)}; the first is the headline "
-               "(default: voc11 for voc07, all_points for voc10)", "list", split_list, metavar="NAME"),
+               "(default: voc11 for voc07, all_points for voc10)", "list", split_list, choices=INTEGRATORS,
+               metavar="NAME"),
         Option("iou_test", "--iou-test", "gt: IoU > t (voc_eval.py, detectron2; default); ge: IoU >= t (MATLAB devkit)",
                choices=IOU_TESTS),
         Option("plus_one", "--no-plus-one", "continuous IoU, without VOC's +1 pixel convention", "switch",
