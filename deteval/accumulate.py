@@ -20,12 +20,12 @@ import numpy as np
 
 from deteval.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
-from deteval.matching.groups import (
-    _KERNEL_SORT_ROWS,
-    _sort_slices_range,
+from deteval.sorting import (
+    KERNEL_SORT_ROWS,
     counting_sort,
     sort_by_score_desc,
     sort_slices_by_score_desc,
+    sort_slices_range,
 )
 
 _RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
@@ -167,7 +167,7 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
 def _rows_in_group_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> bool:
     """Whether the rows are in (category, image, rank) order: a kernel for large inputs, numpy below
     50,000 rows (a small evaluation does not compile the kernel)."""
-    if len(category) >= _KERNEL_SORT_ROWS:
+    if len(category) >= KERNEL_SORT_ROWS:
         return bool(_in_group_order(category, image, rank))
     dc, di, dr = np.diff(category), np.diff(image), np.diff(rank)
     return bool(np.all((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr >= 0))))))
@@ -200,7 +200,7 @@ def group_order(
     return order, cat_off, in_order
 
 
-KERNELS = (_in_group_order, _sort_slices_range, _accumulate_kernel)  # what accumulate calls (deteval.jit.preload)
+KERNELS = (_in_group_order, sort_slices_range, _accumulate_kernel)  # what accumulate calls (deteval.jit.preload)
 
 
 def accumulate(
