@@ -93,9 +93,18 @@ def _check_threshold(score_thr: float) -> float:
 
 
 def default_iou(source: EvalResult | Outcomes) -> float:
-    """0.5 when it is one of the evaluated IoU thresholds, else the first one."""
-    out, _ = _outcomes(source)
-    return float(out.iou_thrs[default_iou_index(out.iou_thrs)])
+    """0.5 when it is one of the evaluated IoU thresholds, else the first one.
+
+    The one definition for every report (``deteval.curves`` re-exports it): a
+    result's thresholds are read from its accumulated arrays when it has them
+    (COCO), else from its outcomes (VOC), else from bare :class:`Outcomes`.
+    """
+    if isinstance(source, EvalResult) and "iou_thrs" in source.arrays:
+        thrs = source.arrays["iou_thrs"]
+    else:
+        thrs = _outcomes(source)[0].iou_thrs
+    thrs = np.asarray(thrs, dtype=np.float64)
+    return float(thrs[default_iou_index(thrs)])
 
 
 def _indices(out: Outcomes, iou: float | None, area: str) -> tuple[int, int]:
