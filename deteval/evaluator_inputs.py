@@ -147,6 +147,7 @@ _TARGET_OPTIONAL = ("iscrowd", "area", "ignore")
 
 
 def as_list(x: Any, name: str) -> list:
+    """``x`` as a list of per-image dicts (a list, tuple or other sequence); a lone dict or string is an error."""
     if isinstance(x, Mapping):
         raise InputError(name, None, "expected a list with one dict per image, got a single dict (wrap it in a list)")
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
