@@ -357,7 +357,7 @@ def test_merge_rejects_other_parameters_and_mixed_id_modes():
     assert isinstance(merge_states([a.state()]), EvaluatorState)
 
 
-def test_adopt_state_computes_from_a_gathered_state_until_the_next_update():
+def test_adopt_state_computes_from_a_gathered_state_until_reset():
     """What deteval.distributed.sync does with the ranks' merged state, without torch."""
     gt, dets = load_pair("toy7")
     items = per_image(gt, dets)
