@@ -58,11 +58,9 @@ LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 # pairs form no cycle (rule (a) checks it), so within a layer they give an order
 SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
     {
-        # 0: the kernel decorator sets numba up first; kernels report progress through it
+        # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "numba_start"),
         ("jit", "tuning"),
-        ("progress", "jit"),
-        ("types", "errors"),
         ("numeric", "jit"),
         # 2: grouping sorts with the shared sort kernels
         ("matching", "sorting"),
@@ -71,14 +69,13 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("accumulate", "cumulative"),
         ("integrators", "cumulative"),
         ("ranking", "integrators"),
-        ("ranking", "cumulative"),
-        ("ranking", "result"),
         # 5: curves and reports read the operating points; plots draw the curves
         ("curves", "operating_points"),
         ("report", "operating_points"),
-        ("report", "curves"),
         ("plots", "curves"),
         ("plots", "operating_points"),
+        # 6: the package re-exports evaluate()
+        ("__init__", "api"),
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
@@ -86,9 +83,7 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("distributed", "evaluator_state"),
         ("dask", "evaluator_state"),
         ("dask", "evaluator_inputs"),
-        # 6: the package re-exports evaluate()
-        ("__init__", "api"),
-        # 8
+        # 8: python -m deteval runs the CLI
         ("__main__", "cli"),
     }
 )
