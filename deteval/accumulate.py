@@ -12,6 +12,12 @@ positive (a false positive or an ignored detection never raises precision).
 So the pass records, per variant, each true positive's false-positive count,
 and :func:`deteval.integrators.coco101_from_true_positives` reads the 101
 points off those short lists with pycocotools' own arithmetic, the same bits.
+
+This is the cumulative TP/FP curve of :mod:`deteval.cumulative`, fused: the one pass counts
+false positives for every (area range, IoU threshold, max dets) variant at once, reading each
+detection's state row once. Calling ``cumulative_counts`` per variant instead gives the same bits
+but walks each category's rows once per variant (120 on COCO) through strided state columns:
+2.6x the kernel's time on 400,000 detections x 80 categories (one thread; 0.36 s vs 0.14 s).
 """
 
 from __future__ import annotations
@@ -20,12 +26,12 @@ import numpy as np
 
 from deteval.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
-from deteval.matching.groups import (
-    _KERNEL_SORT_ROWS,
-    _sort_slices_range,
+from deteval.sorting import (
+    KERNEL_SORT_ROWS,
     counting_sort,
     sort_by_score_desc,
     sort_slices_by_score_desc,
+    sort_slices_range,
 )
 
 _RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
@@ -167,7 +173,7 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
 def _rows_in_group_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> bool:
     """Whether the rows are in (category, image, rank) order: a kernel for large inputs, numpy below
     50,000 rows (a small evaluation does not compile the kernel)."""
-    if len(category) >= _KERNEL_SORT_ROWS:
+    if len(category) >= KERNEL_SORT_ROWS:
         return bool(_in_group_order(category, image, rank))
     dc, di, dr = np.diff(category), np.diff(image), np.diff(rank)
     return bool(np.all((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr >= 0))))))
@@ -200,7 +206,7 @@ def group_order(
     return order, cat_off, in_order
 
 
-KERNELS = (_in_group_order, _sort_slices_range, _accumulate_kernel)  # what accumulate calls (deteval.jit.preload)
+KERNELS = (_in_group_order, sort_slices_range, _accumulate_kernel)  # what accumulate calls (deteval.jit.preload)
 
 
 def accumulate(

@@ -48,7 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from deteval.result import EvalResult, default_iou_index, jsonable
+from deteval.operating_points import default_iou
+from deteval.result import EvalResult, jsonable
 
 
 def _axes(result: EvalResult) -> dict[str, np.ndarray]:
@@ -59,17 +60,6 @@ def _axes(result: EvalResult) -> dict[str, np.ndarray]:
             f"PR curves need COCO's accumulated arrays; this {result.protocol!r} result lacks {', '.join(missing)}"
         )
     return {k: result.arrays[k] for k in needed}
-
-
-def default_iou(result: EvalResult) -> float:
-    """0.5 when it is one of the result's IoU thresholds, else the first threshold."""
-    if "iou_thrs" in result.arrays:
-        thrs = np.asarray(result.arrays["iou_thrs"], dtype=np.float64)
-    elif result.outcomes is not None:
-        thrs = np.asarray(result.outcomes.iou_thrs, dtype=np.float64)
-    else:
-        thrs = np.asarray(_axes(result)["iou_thrs"], dtype=np.float64)
-    return float(thrs[default_iou_index(thrs)])
 
 
 def curve_indices(

@@ -9,7 +9,7 @@ Two entry points, both giving the arrays of :func:`deteval.evaluate`, bit for bi
   own images (paths, say, one per shard of a dataset too large for one machine): each shard
   is loaded *and* matched on a worker, and only its matches travel.
 
-Each worker returns an :class:`~deteval.evaluator.EvaluatorState` (about 64 bytes per kept
+Each worker returns an :class:`~deteval.evaluator_state.EvaluatorState` (about 64 bytes per kept
 detection with COCO's defaults); one task merges them and ranks and reduces. A
 ``distributed.Client`` in use (or given as ``client``) runs the tasks; without one, Dask's
 local scheduler does. Dask is an optional extra (``pip install "deteval[dask]"``) and is
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.evaluator import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
+from deteval.evaluator_state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
 from deteval.protocols.coco import CocoParams, make_params, match
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, images_between
@@ -183,14 +183,14 @@ def evaluate_shards(
     """
     import dask
 
-    from deteval.evaluator import _category_table
+    from deteval.evaluator_inputs import category_table
 
     params = _params(protocol, iou_type, compat, options)
     shards = [tuple(s) for s in shards]
     if not shards or any(len(s) != 2 for s in shards):
         raise InputError("shards", None, "expected a non-empty list of (preds, gt) pairs")
     config = state_config(params, None)
-    table = _category_table(categories)
+    table = category_table(categories)
     c = _client(client)
     if c is not None:
         results = [c.submit(_load_match_shard, s, params, config, pure=False) for s in shards]

@@ -1,21 +1,34 @@
-"""Gathering :class:`~deteval.evaluator.Evaluator` states over ``torch.distributed``.
+"""Gathering evaluator states (:class:`~deteval.evaluator_state.EvaluatorState`) over ``torch.distributed``.
 
 Every rank sends its own state (flat NumPy arrays, pickled into one uint8 tensor) to every
 other rank with two ``all_gather`` calls (sizes, then the padded bytes), and merges all of
 them. Every rank ends up with the whole dataset and computes the same numbers; the order of
 the ranks never changes them (accumulation sorts rows by a key unique per row).
 
-Torch is imported only when :func:`sync` is called.
+Torch is imported only when :func:`sync` is called. This module works on states; it never
+imports the Evaluator class (which imports it for :meth:`~deteval.evaluator.Evaluator.sync`):
+:func:`sync` takes anything with ``state()`` and ``adopt_state()``.
 """
 
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from deteval.evaluator import Evaluator, EvaluatorState, merge_states
+from deteval.evaluator_state import EvaluatorState, merge_states
 
-__all__ = ["all_gather_states", "sync"]
+__all__ = ["StateHolder", "all_gather_states", "sync"]
+
+
+class StateHolder(Protocol):
+    """What :func:`sync` needs of an evaluator (:class:`deteval.evaluator.Evaluator` is one)."""
+
+    def state(self) -> EvaluatorState: ...
+
+    def adopt_state(self, state: EvaluatorState) -> None: ...
+
+
+_Holder = TypeVar("_Holder", bound=StateHolder)
 
 
 def _device_for(dist: Any, group: Any) -> Any:
@@ -55,7 +68,7 @@ def all_gather_states(state: EvaluatorState, group: Any = None, device: Any = No
     return [pickle.loads(g[:n].cpu().numpy().tobytes()) for g, n in zip(gathered, sizes_list)]
 
 
-def sync(evaluator: Evaluator, group: Any = None, device: Any = None) -> Evaluator:
+def sync(evaluator: _Holder, group: Any = None, device: Any = None) -> _Holder:
     """Give ``evaluator`` the states of every rank of ``group`` (collective: call it on every rank).
 
     Each rank keeps its own state apart: a later :meth:`~deteval.evaluator.Evaluator.update`
@@ -70,8 +83,8 @@ def sync(evaluator: Evaluator, group: Any = None, device: Any = None) -> Evaluat
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
-        evaluator._set_synced(evaluator.state())
+        evaluator.adopt_state(evaluator.state())
         return evaluator
     states = all_gather_states(evaluator.state(), group=group, device=device)
-    evaluator._set_synced(merge_states(states))
+    evaluator.adopt_state(merge_states(states))
     return evaluator

@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.cumulative import TIE_POLICIES, cumulative_counts
 from deteval.jit import njit
 from deteval.numeric import np_sum
 
 INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")
-TIE_POLICIES = ("item", "group")
 VOC11_GRIDS = ("numpy", "matlab")
 
 _CODE = {name: i for i, name in enumerate(INTEGRATORS)}
@@ -80,31 +80,6 @@ def voc11_grid(grid: str = "numpy") -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # kernels
-
-
-@njit(cache=True)
-def _curve_points(tp, fp, scores, group_ties):  # pragma: no cover - numba
-    """Cumulative TP and FP counts (float64) at the points of the curve, and each point's row."""
-    n = len(tp)
-    tpc = np.empty(n)
-    fpc = np.empty(n)
-    rows = np.empty(n, np.int64)
-    t = 0.0
-    f = 0.0
-    m = 0
-    for i in range(n):
-        if tp[i]:
-            t += 1.0
-        elif fp[i]:
-            f += 1.0
-        # a tie block becomes one point, at its last row
-        if group_ties and i + 1 < n and scores[i + 1] == scores[i]:
-            continue
-        tpc[m] = t
-        fpc[m] = f
-        rows[m] = i
-        m += 1
-    return tpc[:m], fpc[:m], rows[:m]
 
 
 @njit(cache=True)
@@ -235,16 +210,18 @@ def coco101_from_true_positives(tp_fp, ntp, need, has_dets, env, q, which):  # p
 def _ap_one(tp, fp, scores, npos, code, group_ties, guard, grid, rec_thrs):  # pragma: no cover - numba
     if npos <= 0:
         return np.nan
-    tpc, fpc, _ = _curve_points(tp, fp, scores, group_ties)
+    tpc, fpc, _ = cumulative_counts(tp, fp, scores, group_ties)
     n = len(tpc)
     rec = np.empty(n)
     prec = np.empty(n)
     for i in range(n):
-        rec[i] = tpc[i] / npos
+        t = float(tpc[i])  # exact: the float counts pycocotools and voc_eval divide
+        f = float(fpc[i])
+        rec[i] = t / npos
         if guard:
-            prec[i] = tpc[i] / max(tpc[i] + fpc[i], EPS)
+            prec[i] = t / max(t + f, EPS)
         else:
-            prec[i] = tpc[i] / (fpc[i] + tpc[i] + EPS)
+            prec[i] = t / (f + t + EPS)
     if code == 0:
         q, _ = coco101_points(rec, prec, rec_thrs)
         return np_sum(q) / len(q)  # np.mean
@@ -414,7 +391,8 @@ def precision_recall(
     tp, fp, scores = _flags(tp, fp, scores, group)
     if npos is None:
         npos = int(tp.sum())
-    tpc, fpc, rows = _curve_points(tp, fp, scores, group)
+    tpc, fpc, rows = cumulative_counts(tp, fp, scores, group)
+    tpc, fpc = tpc.astype(np.float64), fpc.astype(np.float64)  # exact: the float counts the references divide
     rec = tpc / npos if npos > 0 else np.full(len(tpc), np.nan)
     if precision == "guard":
         prec = tpc / np.maximum(tpc + fpc, EPS)

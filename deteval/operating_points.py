@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.cumulative import cumulative_tp_fp
 from deteval.result import EvalResult, Outcomes, default_iou_index
 
 __all__ = [
@@ -93,9 +94,18 @@ def _check_threshold(score_thr: float) -> float:
 
 
 def default_iou(source: EvalResult | Outcomes) -> float:
-    """0.5 when it is one of the evaluated IoU thresholds, else the first one."""
-    out, _ = _outcomes(source)
-    return float(out.iou_thrs[default_iou_index(out.iou_thrs)])
+    """0.5 when it is one of the evaluated IoU thresholds, else the first one.
+
+    The one definition for every report (``deteval.curves`` re-exports it): a
+    result's thresholds are read from its accumulated arrays when it has them
+    (COCO), else from its outcomes (VOC), else from bare :class:`Outcomes`.
+    """
+    if isinstance(source, EvalResult) and "iou_thrs" in source.arrays:
+        thrs = source.arrays["iou_thrs"]
+    else:
+        thrs = _outcomes(source)[0].iou_thrs
+    thrs = np.asarray(thrs, dtype=np.float64)
+    return float(thrs[default_iou_index(thrs)])
 
 
 def _indices(out: Outcomes, iou: float | None, area: str) -> tuple[int, int]:
@@ -311,14 +321,13 @@ class ScoreCurve:
 def _curve(name: str, cid: Any, npos: int, score: np.ndarray, is_tp: np.ndarray, beta: float) -> ScoreCurve:
     """Curves from one class's non-ignored detections, already in rank order."""
     n = len(score)
-    raw_tp = np.cumsum(is_tp, dtype=np.int64)
-    seen = np.arange(1, n + 1, dtype=np.int64)
+    # every ranked detection is a point of the raw curve; tied scores enter the threshold curve at once
+    raw_tp, raw_fp, _ = cumulative_tp_fp(is_tp)
+    seen = raw_tp + raw_fp  # i + 1: every non-ignored detection is a TP or a FP
     raw_precision = raw_tp / seen
     raw_recall = raw_tp / npos if npos else np.full(n, np.nan)
     envelope = np.maximum.accumulate(raw_precision[::-1])[::-1] if n else np.zeros(0)
-    last = np.flatnonzero(np.append(score[1:] != score[:-1], True)) if n else np.zeros(0, np.int64)
-    tp = raw_tp[last]
-    fp = seen[last] - tp
+    tp, fp, last = cumulative_tp_fp(is_tp, scores=score, ties="group")
     precision = tp / (tp + fp)
     recall = tp / npos if npos else np.full(len(last), np.nan)
     return ScoreCurve(

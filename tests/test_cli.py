@@ -9,7 +9,7 @@ import pytest
 
 import deteval
 from deteval import protocols
-from deteval.cli import _sample_pair, build_parser, main
+from deteval.cli import build_parser, main, sample_pair
 from deteval.result import jsonable
 
 VOC = Path(__file__).parent / "data" / "voc100_native"
@@ -115,7 +115,7 @@ def test_usage_errors_are_one_line_naming_the_flag(argv, start, capsys):
 
 
 def test_max_dets_spaces_after_the_files_or_commas(tmp_path, capsys):
-    preds, gt = _sample_pair()
+    preds, gt = sample_pair()
     expected = _expected(deteval.evaluate(preds, gt, max_dets=[1, 10, 300]))
     assert expected != _expected(deteval.evaluate(preds, gt))
     assert _stats([preds, gt, "--max-dets", "1", "10", "300"], tmp_path, capsys) == expected
@@ -161,8 +161,8 @@ def test_voc_iou_ranges(tmp_path, capsys):
 def test_config_gives_the_stats_of_the_same_options(tmp_path, capsys):
     cfg = tmp_path / "preset.toml"
     cfg.write_text(CONFIG)
-    expected = _expected(deteval.evaluate(*_sample_pair(), **OPTIONS))
-    assert expected != _expected(deteval.evaluate(*_sample_pair()))  # the preset is not the default
+    expected = _expected(deteval.evaluate(*sample_pair(), **OPTIONS))
+    assert expected != _expected(deteval.evaluate(*sample_pair()))  # the preset is not the default
     assert _stats(["--sample", "--config", str(cfg)], tmp_path, capsys) == expected
     flags = ["--iou-thrs", "0.5,0.75", "--max-dets", "1,10,300"]
     flags += [f"--area-range={k}:{lo:g}:{hi:g}" for k, (lo, hi) in OPTIONS["area_ranges"].items()]
@@ -172,7 +172,7 @@ def test_config_gives_the_stats_of_the_same_options(tmp_path, capsys):
 def test_flags_override_the_config(tmp_path, capsys):
     cfg = tmp_path / "preset.toml"
     cfg.write_text(CONFIG)
-    expected = _expected(deteval.evaluate(*_sample_pair(), **(OPTIONS | {"max_dets": [1, 10, 50]})))
+    expected = _expected(deteval.evaluate(*sample_pair(), **(OPTIONS | {"max_dets": [1, 10, 50]})))
     assert _stats(["--sample", "--config", str(cfg), "--max-dets", "1,10,50"], tmp_path, capsys) == expected
 
 

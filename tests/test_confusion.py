@@ -175,9 +175,9 @@ def test_brute_force_and_sum_invariants(seed):
 
 
 def test_sample_invariants():
-    from deteval.cli import _sample_pair
+    from deteval.cli import sample_pair
 
-    dets, gt = load_coco_pair(*_sample_pair())
+    dets, gt = load_coco_pair(*sample_pair())
     cm = confusion_matrix(dets, gt)
     k = len(gt.categories)
     assert cm.matrix.shape == (k + 1, k + 1)

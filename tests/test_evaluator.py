@@ -357,6 +357,24 @@ def test_merge_rejects_other_parameters_and_mixed_id_modes():
     assert isinstance(merge_states([a.state()]), EvaluatorState)
 
 
+def test_adopt_state_computes_from_a_gathered_state_until_reset():
+    """What deteval.distributed.sync does with the ranks' merged state, without torch."""
+    gt, dets = load_pair("toy7")
+    items = per_image(gt, dets)
+    cats = categories_of(gt)
+    mine = feed(Evaluator(box_format="xywh", categories=cats), items[:3])
+    other = feed(Evaluator(box_format="xywh", categories=cats), items[3:])
+    mine.adopt_state(merge_states([mine.state(), other.state()]))
+    assert_identical(mine.compute(), deteval.evaluate(dets, gt))
+    assert mine.num_images == 3  # its own state is kept apart
+    with pytest.raises(InputError, match="other protocol parameters"):
+        mine.adopt_state(feed(Evaluator(box_format="xywh", iou_thrs=[0.5]), items).state())
+    with pytest.raises(InputError, match="EvaluatorState"):
+        mine.adopt_state("not a state")
+    mine.reset()  # drops the adopted state with its own
+    assert mine.compute().stats == Evaluator(box_format="xywh", categories=cats).compute().stats
+
+
 def test_an_image_given_twice_is_an_error():
     gt, dets = load_pair("toy7")
     items = per_image(gt, dets)

@@ -21,9 +21,9 @@ def _run(code: str, cache_dir) -> None:
 _CALL = (  # two small kernels, called directly (group_order sorts small inputs with numpy)
     "import sys, numpy as np\n"
     "from deteval.accumulate import _in_group_order\n"
-    "from deteval.matching.groups import _counting_sort\n"
+    "from deteval.sorting import counting_sort_kernel\n"
     "assert not _in_group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]))\n"
-    "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
+    "assert counting_sort_kernel(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
 )
 
 
@@ -67,7 +67,7 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
         "    assert mod not in sys.modules, mod + ' imported'\n"
         "from numba.core import entrypoints\n"
         "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
-        "from deteval.matching.groups import _counting_sort as counting_sort\n"
+        "from deteval.sorting import counting_sort_kernel as counting_sort\n"
         "lib = next(iter(counting_sort.overloads.values())).library\n"
         "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
         "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
@@ -87,12 +87,12 @@ def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     code = (
         "import numpy as np\n"
         "from deteval.jit import preload\n"
-        "from deteval.matching.groups import _counting_sort\n"
-        "preload([_counting_sort, len])\n"  # not a kernel: skipped
-        "loaded = len(_counting_sort.overloads)\n"
-        "assert not _counting_sort.stats.cache_misses\n"
+        "from deteval.sorting import counting_sort_kernel\n"
+        "preload([counting_sort_kernel, len])\n"  # not a kernel: skipped
+        "loaded = len(counting_sort_kernel.overloads)\n"
+        "assert not counting_sort_kernel.stats.cache_misses\n"
         "print(loaded)\n"
-        "assert _counting_sort(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
+        "assert counting_sort_kernel(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
     )
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     run = [sys.executable, "-c", code]

@@ -259,9 +259,9 @@ def test_input_validation():
 
 
 def _sample():
-    from deteval.cli import _sample_pair
+    from deteval.cli import sample_pair
 
-    return _sample_pair()
+    return sample_pair()
 
 
 # --------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import deteval
-from deteval.cli import _sample_pair, main
+from deteval.cli import main, sample_pair
 from deteval.curves import curve_indices, pr_curves
 from deteval.operating_points import best_operating_points, operating_points_at
 from deteval.report import (
@@ -27,7 +27,7 @@ from deteval.report import (
 
 @pytest.fixture(scope="module")
 def sample():
-    return deteval.evaluate(*_sample_pair())
+    return deteval.evaluate(*sample_pair())
 
 
 def _missing(v):
@@ -151,7 +151,7 @@ def test_pr_curves_reject_what_was_not_evaluated(sample):
 
 
 def test_pr_curves_pooled_categories():
-    result = deteval.evaluate(*_sample_pair(), use_cats=False)
+    result = deteval.evaluate(*sample_pair(), use_cats=False)
     curves = pr_curves(result)
     assert len(curves["classes"]) == 1
     assert np.array_equal(curves["mean"]["precision"], result.precision[0, :, 0, 0, -1])
@@ -271,7 +271,7 @@ def test_with_operating_points_voc():
 
 def test_cli_curves_plots_confusion(tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
-    preds, gt = _sample_pair()
+    preds, gt = sample_pair()
     curves_path = tmp_path / "curves.json"
     argv = [
         "--protocol", "coco", preds, gt, "--per-class", "--plot", str(tmp_path), "--curves", str(curves_path),
@@ -308,7 +308,7 @@ def test_cli_score_thr_and_beta(tmp_path, capsys):
     block = out.split("At score >= 0.5", 1)[1]
     lines = block.splitlines()
     assert lines[1].split()[-1] == "F2"
-    pts = operating_points_at(deteval.evaluate(*_sample_pair()), 0.5, beta=2.0)
+    pts = operating_points_at(deteval.evaluate(*sample_pair()), 0.5, beta=2.0)
     micro = next(line for line in lines if line.split()[:1] == ["micro"]).split()
     assert micro[3:5] == [str(pts.micro.tp), str(pts.micro.fp)]
     assert micro[-1] == f"{pts.micro.fbeta:.3f}"
@@ -333,7 +333,7 @@ def test_cli_rejects_bad_values(bad, capsys):
 
 def test_cli_confusion_before_positionals(capsys):
     # `--confusion PREDS GT`: the optional value swallowed PREDS; the CLI puts it back
-    preds, gt = _sample_pair()
+    preds, gt = sample_pair()
     assert main(["--confusion", preds, gt]) == 0
     assert "Confusion summary" in capsys.readouterr().out
     assert main([preds, gt, "--confusion", "0.5:0.9"]) == 0
@@ -378,7 +378,7 @@ def test_cli_at_iou_and_area_select_the_curves_and_operating_points(tmp_path, ca
     assert main(["--sample", "--quiet", "--curves", str(out), "--at-iou", "0.75", "--at-area", "large"]) == 0
     curves = json.loads(out.read_text())
     assert (curves["iou"], curves["area"]) == (0.75, "large")
-    expected = best_operating_points(deteval.evaluate(*_sample_pair()), iou=0.75, area="large")
+    expected = best_operating_points(deteval.evaluate(*sample_pair()), iou=0.75, area="large")
     assert curves["operating_points"]["best"]["micro"]["fbeta"] == expected.micro.fbeta
 
 

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.matching.groups import (
-    _RADIX_MIN,
-    _radix_sort_by_score_desc,
+from deteval.sorting import (
+    RADIX_MIN,
+    radix_sort_by_score_desc,
     sort_by_score_desc,
     sort_slices_by_score_desc,
 )
@@ -19,7 +19,7 @@ _POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 
 
 @st.composite
 def _case(draw):
-    n_score = draw(st.integers(1, 5 * _RADIX_MIN))
+    n_score = draw(st.integers(1, 5 * RADIX_MIN))
     picked = draw(st.lists(st.sampled_from(range(len(_POOL))), min_size=1, unique=True))  # 0.0 == -0.0: by index
     pool = [_POOL[i] for i in picked]
     seed = draw(st.integers(0, 2**32 - 1))
@@ -37,7 +37,7 @@ def test_sort_by_score_desc_is_a_stable_descending_sort(case):
     merged = rows.copy()
     sort_by_score_desc(merged, score)
     assert np.array_equal(merged, expected)
-    # the radix sort for slices of _RADIX_MIN rows or more, the merge sort for shorter ones
+    # the radix sort for slices of RADIX_MIN rows or more, the merge sort for shorter ones
     half = len(rows) // 2
     sliced = rows.copy()
     sort_slices_by_score_desc(sliced, np.array([0, half, len(rows)], np.int64), score)
@@ -50,19 +50,19 @@ def test_a_category_sized_slice_with_many_ties():
     score = np.round(rng.random(20000), 3)  # scores rounded as detectors write them: many ties
     rows = rng.permutation(20000)[:6000].astype(np.int64)
     got = rows.copy()
-    assert _radix_sort_by_score_desc(got, score)
+    assert radix_sort_by_score_desc(got, score)
     assert np.array_equal(got, rows[np.argsort(-score[rows], kind="stable")])
 
 
 def test_a_nan_score_leaves_the_radix_sort_to_the_comparison_sort():
-    score = np.arange(2 * _RADIX_MIN, dtype=np.float64)
+    score = np.arange(2 * RADIX_MIN, dtype=np.float64)
     score[7] = np.nan
-    rows = np.arange(2 * _RADIX_MIN, dtype=np.int64)
+    rows = np.arange(2 * RADIX_MIN, dtype=np.int64)
     untouched = rows.copy()
-    assert not _radix_sort_by_score_desc(untouched, score)
+    assert not radix_sort_by_score_desc(untouched, score)
     assert np.array_equal(untouched, rows)
     sort_by_score_desc(rows, score)  # the merge sort's order, whatever NaN does to it: still a permutation
-    assert np.array_equal(np.sort(rows), np.arange(2 * _RADIX_MIN))
+    assert np.array_equal(np.sort(rows), np.arange(2 * RADIX_MIN))
 
 
 def test_accumulate_ranks_large_inputs_by_radix_with_the_same_arrays(bench_preset, monkeypatch):
@@ -111,18 +111,18 @@ def test_grouping_in_one_pass_or_two_gives_the_same_groups(monkeypatch):
 
 
 @given(st.integers(0, 300), st.integers(1, 40), st.integers(0, 2**32 - 1))
-def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
+def testcounting_sort_kernel_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
     from deteval.accumulate import _in_group_order, _rows_in_group_order
-    from deteval.matching.groups import _counting_sort, counting_sort
+    from deteval.sorting import counting_sort, counting_sort_kernel
 
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, n_bins, n).astype(np.int64)
     order = rng.permutation(n).astype(np.int64)[: rng.integers(0, n + 1)]
     by_numpy = counting_sort(keys, order, n_bins)  # small: numpy's stable argsort
-    assert by_numpy.dtype == np.int64 and np.array_equal(by_numpy, _counting_sort(keys, order, False, n_bins))
+    assert by_numpy.dtype == np.int64 and np.array_equal(by_numpy, counting_sort_kernel(keys, order, False, n_bins))
     every = counting_sort(keys, None, n_bins)  # every row, in order
     assert every.dtype == np.int64 and np.array_equal(every, counting_sort(keys, np.arange(n), n_bins))
-    assert np.array_equal(every, _counting_sort(keys, np.empty(0, np.int64), True, n_bins))
+    assert np.array_equal(every, counting_sort_kernel(keys, np.empty(0, np.int64), True, n_bins))
     # rows in (category, image, rank) order, or one pair swapped
     cat, img, rank = (np.sort(rng.integers(0, 3, n)) for _ in range(3))
     rows = np.lexsort((rank, img, cat))

@@ -426,13 +426,13 @@ def test_random_datasets_match_tidecv(case, max_dets, pos):
 
 
 def test_cli_prints_tide_and_writes_it_into_json(tmp_path, capsys):
-    from deteval.cli import _sample_pair, main
+    from deteval.cli import main, sample_pair
 
     out = tmp_path / "r.json"
     assert main(["--sample", "--tide", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Main Errors" in printed and "Error Counts" in printed
-    expected = tide_errors(*_sample_pair()).to_dict()
+    expected = tide_errors(*sample_pair()).to_dict()
     assert json.loads(out.read_text())["tide"] == json.loads(json.dumps(expected))
 
 
@@ -445,3 +445,79 @@ def test_cli_tide_needs_coco_boxes(capsys):
     argv = [str(d / "instances_val2014_fakesegm100_results.json"), str(d / "instances_val2014_100.json")]
     assert main([*argv, "--tide", "--iou-type", "segm", "--quiet"]) == 2
     assert "--tide: TIDE is defined for --protocol coco --iou-type bbox" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------
+# (d) the container path: loaded Detections and GroundTruth, no file read
+
+
+def _loaded(preds, gt: dict):
+    from deteval.io.coco import load_coco_gt, load_coco_results
+
+    gtc = load_coco_gt(gt, iou_type="bbox")
+    return load_coco_results(preds, gtc, iou_type="bbox"), gtc
+
+
+def _with_file_rank(gtc, gt: dict):
+    """The image table with each image's place in the file's list, as a loader that keeps it would give."""
+    table = dataclasses.replace(gtc.images)
+    idx, _ = gtc.images.lookup(np.asarray([im["id"] for im in gt["images"]]))
+    rank = np.full(len(table), -1, np.int64)
+    for pos, i in enumerate(dict.fromkeys(idx.tolist())):  # first occurrence, as tidecv's add_image
+        rank[i] = pos
+    object.__setattr__(table, "file_rank", rank)
+    return dataclasses.replace(gtc, images=table)
+
+
+def _assert_same_result(a, b):
+    assert a.to_dict() == b.to_dict()
+    assert a.summary(per_class=True) == b.summary(per_class=True)
+    for field in ("det_error", "det_ignored", "gt_status"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+@pytest.mark.parametrize("name", list(COCO_PAIRS))
+def test_container_path_equals_the_path_path(name):
+    from deteval.tide import tide_from_containers
+
+    pair = COCO_PAIRS[name]
+    gt, preds = pair.load_gt(), pair.load_preds()
+    by_path = tide_errors(str(pair.dt_path), str(pair.gt_path), ap_thresholds=True)
+    dets, gtc = load_coco_pair(str(pair.dt_path), str(pair.gt_path))
+    order = [im["id"] for im in gt["images"]]
+    run = pair.dt_path.stem
+    _assert_same_result(tide_from_containers(dets, gtc, image_order=order, ap_thresholds=True, name=run), by_path)
+    kept = _with_file_rank(gtc, gt)
+    _assert_same_result(tide_from_containers(dets, kept, ap_thresholds=True, name=run), by_path)
+    _assert_same_result(
+        tide_from_containers(*_loaded(preds, gt), image_order=order, ap_thresholds=True, name=run), by_path
+    )
+    ascending = [im["id"] for im in gt["images"]] == sorted(im["id"] for im in gt["images"])
+    if ascending:  # without the file's order, the id order is tidecv's exactly when the file lists ids ascending
+        _assert_same_result(tide_from_containers(dets, gtc, ap_thresholds=True, name=run), by_path)
+
+
+def test_container_path_takes_only_containers():
+    from deteval.tide import tide_from_containers
+
+    pair = COCO_PAIRS["toy7"]
+    with pytest.raises(TypeError, match="tide_errors"):
+        tide_from_containers(str(pair.dt_path), str(pair.gt_path))
+    dets, gtc = load_coco_pair(str(pair.dt_path), str(pair.gt_path))
+    table = dataclasses.replace(gtc.images)
+    object.__setattr__(table, "file_rank", np.zeros(len(table), np.int64))
+    with pytest.raises(ValueError, match="permutation"):
+        tide_from_containers(dets, dataclasses.replace(gtc, images=table))
+
+
+@settings(max_examples=max(10, settings().max_examples // 2))
+@given(case=coco_cases(), max_dets=st.sampled_from([100, 1, 3]), pos=st.sampled_from([0.5, 0.75]))
+def test_container_path_equals_the_path_path_on_random_datasets(case, max_dets, pos):
+    from deteval.tide import tide_from_containers
+
+    by_path = tide_errors(case.preds, case.gt, max_dets=max_dets, pos_thr=pos, name="run")
+    dets, gtc = _loaded(case.preds, case.gt)
+    order = [im["id"] for im in case.gt["images"]]
+    kw = {"max_dets": max_dets, "pos_thr": pos, "name": "run"}
+    _assert_same_result(tide_from_containers(dets, gtc, image_order=order, **kw), by_path)
+    _assert_same_result(tide_from_containers(dets, _with_file_rank(gtc, case.gt), **kw), by_path)

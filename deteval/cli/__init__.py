@@ -24,11 +24,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from deteval.cli.parse import _sample_pair as _sample_pair  # tests and scripts import it from here
-from deteval.cli.parse import build_parser, parse_command_line
+from deteval.cli.parse import (
+    build_parser,
+    parse_command_line,
+    sample_pair,  # tests and scripts import it from here
+)
 from deteval.errors import InputError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "sample_pair"]
 
 
 def _print_error(exc: InputError) -> None:

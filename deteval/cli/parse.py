@@ -29,7 +29,7 @@ _VALUE_LIKE = re.compile(r"[-+0-9.eE:,]+")
 _NARGS = {"value": None, "list": "+", "repeat": None, "switch": 0}
 
 
-def _sample_pair() -> tuple[str, str]:
+def sample_pair() -> tuple[str, str]:
     """The bundled 100-image COCO sample: ``(results, ground truth)`` paths."""
     from importlib import resources
 
@@ -348,7 +348,7 @@ def parse_command_line(argv: Sequence[str]) -> Invocation:
     confusion_thrs = _confusion_thrs(args)
     _take_back_positionals(args)
     if args.sample:
-        args.preds, args.gt = _sample_pair()
+        args.preds, args.gt = sample_pair()
     if args.preds is None or args.gt is None:
         raise InputError("command line", None, "PREDS and GT are required (or --sample)")
     options = protocol_options(args.protocol, args.protocol_flags or [])

@@ -38,9 +38,12 @@ What tidecv does (read from its source; ``PROTOCOLS.md`` §5.3)
 Where deteval's inputs differ from tidecv's
 --------------------------------------------
 * **Image order** (it breaks score ties): tidecv walks the ``images`` list in file order; a
-  :class:`~deteval.types.GroundTruth` keeps images by ascending id. Given a path or dict, the
-  file's order is used; given a container, pass ``image_order=`` (the file's image ids in order)
-  or ascending id order is used: the results are the same unless scores tie across images.
+  :class:`~deteval.types.GroundTruth` keeps images by ascending id, and neither its annotation
+  rows (file order, but a file need not list annotations image by image in the ``images`` order:
+  coco_fake100 does not) nor the detections (input order) say what that order was. Given a path or
+  dict, the file's order is read; given containers (:func:`tide_from_containers`), the order is
+  ``image_order=`` (the file's image ids in order), else the image table's ``file_rank`` when the
+  loader kept one, else ascending id: the results are the same unless scores tie across images.
 * **Results** whose ``category_id`` is not a ground-truth category are dropped by deteval's loader
   (with a warning), and an ``image_id`` not in the ground truth is an error; tidecv keeps the former
   as an extra class (AP 0, lowering the mAP) and skips the latter silently.
@@ -61,11 +64,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deteval.tide.core import COCO_THRESHOLDS
+from deteval.tide.core import COCO_THRESHOLDS, FILE_RANK
 from deteval.tide.result import ERROR_TYPES, SPECIAL_TYPES, TideResult
 from deteval.types import Detections, GroundTruth
 
-__all__ = ["COCO_THRESHOLDS", "ERROR_TYPES", "SPECIAL_TYPES", "TideResult", "tide_errors"]
+__all__ = [
+    "COCO_THRESHOLDS",
+    "ERROR_TYPES",
+    "FILE_RANK",
+    "SPECIAL_TYPES",
+    "TideResult",
+    "tide_errors",
+    "tide_from_containers",
+]
 
 
 def _run_name(dets: Any, source: str) -> str:
@@ -105,7 +116,8 @@ def tide_errors(
         Detections kept per image, all classes together (tidecv's COCO loader: 100; LVIS: 300).
     image_order : sequence of image ids, optional
         The order tidecv walks the images (the ground-truth file's ``images`` list), which breaks
-        score ties between images. Read from ``gt`` when it is a path or dict; otherwise ascending id.
+        score ties between images. Read from ``gt`` when it is a path or dict; for a container, as
+        :func:`tide_from_containers` takes it.
     ap_thresholds : sequence of floats, or True, optional
         Also give the AP at each of these IoU thresholds (``True``: ``.50:.05:.95``, tidecv's
         ``evaluate_range``), in ``result.ap_by_threshold`` and their mean in ``result.ap_range``.
@@ -127,8 +139,6 @@ def tide_errors(
         scores, negative box sizes, thresholds outside ``0 <= bg_thr <= pos_thr <= 1``,
         ``pos_thr == 0``, ``max_dets < 1``, or an ``image_order`` that is not the image list.
     """
-    from deteval.tide.core import tide_errors_impl
-
     if iou_type != "bbox":
         raise ValueError(f"TIDE supports bbox only (iou_type='bbox'), got iou_type={iou_type!r}")
     gt_loaded, order = gt, image_order
@@ -150,11 +160,7 @@ def tide_errors(
         from deteval.io.coco import load_coco_results
 
         dets_loaded = load_coco_results(dets, gt_loaded, iou_type="bbox")
-    if ap_thresholds is True:
-        ap_thresholds = COCO_THRESHOLDS
-    elif ap_thresholds is False:
-        ap_thresholds = None
-    return tide_errors_impl(
+    return tide_from_containers(
         dets_loaded,
         gt_loaded,
         pos_thr=pos_thr,
@@ -163,6 +169,59 @@ def tide_errors(
         image_order=order,
         ap_thresholds=ap_thresholds,
         name=name if name is not None else _run_name(dets, dets_loaded.source),
+    )
+
+
+def tide_from_containers(
+    dets: Detections,
+    gt: GroundTruth,
+    *,
+    pos_thr: float = 0.5,
+    bg_thr: float = 0.1,
+    max_dets: int = 100,
+    image_order: Sequence | None = None,
+    ap_thresholds: Sequence[float] | bool | None = None,
+    name: str | None = None,
+) -> TideResult:
+    """TIDE of already-loaded containers, with no file read: :func:`tide_errors`' numbers, bit for bit,
+    when the image order is tidecv's.
+
+    tidecv breaks score ties between images by its walk over the ground truth's ``images`` list
+    (file order), which a :class:`~deteval.types.GroundTruth` does not record in its id-sorted
+    image table. The walk order is, first that applies: ``image_order`` (the file's image ids, in
+    order); the image table's ``file_rank`` attribute (:data:`FILE_RANK`: each image's place in the
+    file's list) when the loader kept it; ascending image id. Detections are read in their input
+    order (it breaks ties within an image) and ground truth in row order, as the loaders keep them.
+
+    Parameters as :func:`tide_errors`; ``name`` defaults to the detections' source file name.
+
+    Raises
+    ------
+    TypeError
+        ``dets`` or ``gt`` is not a loaded container (use :func:`tide_errors` for paths and JSON).
+    ValueError
+        As :func:`tide_errors`.
+    """
+    from deteval.tide.core import tide_errors_impl
+
+    if not isinstance(gt, GroundTruth) or not isinstance(dets, Detections):
+        raise TypeError(
+            f"tide_from_containers takes Detections and a GroundTruth, got {type(dets).__name__} and "
+            f"{type(gt).__name__}; tide_errors() loads paths and JSON"
+        )
+    if ap_thresholds is True:
+        ap_thresholds = COCO_THRESHOLDS
+    elif ap_thresholds is False:
+        ap_thresholds = None
+    return tide_errors_impl(
+        dets,
+        gt,
+        pos_thr=pos_thr,
+        bg_thr=bg_thr,
+        max_dets=max_dets,
+        image_order=image_order,
+        ap_thresholds=ap_thresholds,
+        name=name if name is not None else _run_name(None, dets.source),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.cumulative import cumulative_counts
 from deteval.geometry.boxes import iou_xywh
 from deteval.jit import njit, run_chunks
 
@@ -12,6 +13,8 @@ FP, TP, IGNORED = 0, 1, 2
 # error codes, in tidecv's order (TIDE._error_types); MISS is only ever a ground truth's
 CLS, LOC, BOTH, DUPE, BKG, MISS = 0, 1, 2, 3, 4, 5
 NO_ERROR = -1
+
+_NO_SCORES = np.zeros(0)  # the curve is read point by point: no tie blocks, no scores
 
 
 def image_pass(d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg):
@@ -150,19 +153,17 @@ def class_aps(c_off, tp, npos, compensated):  # pragma: no cover - numba
     """
     n_cls = len(c_off) - 1
     out = np.zeros(n_cls)
+    fp = ~tp  # tidecv's points are true or false positives (ignored detections were never pushed)
     for c in range(n_cls):
         n = npos[c]
         if n <= 0:
             continue
         s, m = c_off[c], c_off[c + 1] - c_off[c]
+        tpc, fpc, _ = cumulative_counts(tp[s : s + m], fp[s : s + m], _NO_SCORES, False)
         prec = np.empty(m)
         rec = np.empty(m)
-        nt, nf = 0, 0
         for i in range(m):
-            if tp[s + i]:
-                nt += 1
-            else:
-                nf += 1
+            nt, nf = tpc[i], fpc[i]
             prec[i] = nt / (nt + nf)
             rec[i] = nt / n
         for i in range(m - 1, 0, -1):

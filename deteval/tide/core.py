@@ -15,6 +15,10 @@ from deteval.types import Detections, GroundTruth
 # tidecv sums with Python's builtin sum(): left to right up to 3.11, Neumaier-compensated from 3.12
 _COMPENSATED = sys.version_info >= (3, 12)
 
+# the attribute of an image table holding each image's place in the file's ``images`` list, when a
+# loader keeps it (int64 (I,), a permutation): tidecv walks images in that order, and it breaks score ties
+FILE_RANK = "file_rank"
+
 # TIDE.COCO_THRESHOLDS, the thresholds of tidecv's evaluate_range
 COCO_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
@@ -59,10 +63,21 @@ def _xywh(c) -> np.ndarray:
 
 
 def _image_rank(gt: GroundTruth, image_order: Sequence | np.ndarray | None) -> np.ndarray:
-    """Rank of each dense image index in the walk order (tidecv: the GT file's ``images`` list)."""
+    """Rank of each dense image index in the walk order (tidecv: the GT file's ``images`` list).
+
+    ``image_order`` (the user's ids in walk order) comes first; else the image table's own
+    ``file_rank`` when the loader kept one (each id's place in the file's list, first occurrence);
+    else ascending id, the table's order.
+    """
     n = len(gt.images)
     if image_order is None:
-        return np.arange(n, dtype=np.int64)
+        kept = getattr(gt.images, FILE_RANK, None)
+        if kept is None:
+            return np.arange(n, dtype=np.int64)
+        rank = np.asarray(kept, dtype=np.int64)
+        if rank.shape != (n,) or not np.array_equal(np.sort(rank), np.arange(n)):
+            raise ValueError(f"gt.images.{FILE_RANK} must be a permutation of 0..{n - 1}")
+        return rank
     ids = np.asarray(list(image_order) if not isinstance(image_order, np.ndarray) else image_order)
     if ids.dtype.kind not in "iuU":
         raise ValueError(f"image_order must hold image ids (integers or strings), got dtype {ids.dtype}")

@@ -1,0 +1,365 @@
+"""Parsing of the streaming evaluator's inputs: batches of per-image dicts of arrays, lists or tensors.
+
+Everything here turns what a training loop hands to :meth:`deteval.evaluator.Evaluator.update`
+(torchmetrics' ``MeanAveragePrecision`` format) into flat NumPy columns, with errors that name
+the update call, the list, the image and the rule broken. Torch is never imported unless the
+user passes tensors (then it is already imported): tensors are recognised by duck typing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.types import IdTable, xywh_area
+
+# the box conventions a batch of tensors may use; files keep their own (deteval.types.BOX_FORMATS)
+TENSOR_BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+
+
+def _is_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "detach") and hasattr(x, "device")
+
+
+def _tensor_to_numpy(t: Any) -> np.ndarray:
+    """A CPU tensor as an array (no copy where NumPy has the dtype)."""
+    if t.requires_grad:
+        t = t.detach()
+    try:
+        return t.numpy()
+    except TypeError:  # bfloat16, float8 ...: NumPy has no such dtype; float32 holds them exactly
+        return t.float().numpy()
+
+
+def _to_numpy_all(values: list) -> list:
+    """Arrays for ``values``; tensors off the CPU go over in one transfer per (device, dtype)."""
+    out: list = list(values)
+    groups: dict = {}
+    for i, v in enumerate(values):
+        if _is_tensor(v):
+            if v.device.type == "cpu":
+                out[i] = _tensor_to_numpy(v)
+            else:
+                groups.setdefault((str(v.device), str(v.dtype)), []).append(i)
+    if groups:
+        import torch  # already imported: the user gave tensors
+
+        for idx in groups.values():
+            flat = _tensor_to_numpy(torch.cat([values[i].detach().reshape(-1) for i in idx]).cpu())
+            ends = np.cumsum([values[i].numel() for i in idx])
+            for i, part in zip(idx, np.split(flat, ends[:-1])):
+                out[i] = part.reshape(tuple(values[i].shape))
+    return out
+
+
+def _numeric(v: Any, where: tuple[str, str], key: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v)
+    except (ValueError, TypeError) as exc:
+        raise InputError(where[0], where[1], f"{key} is not an array of numbers ({exc})") from None
+    if arr.size == 0:
+        return arr.astype(np.float64)
+    if arr.dtype.kind not in "iuf":
+        raise InputError(where[0], where[1], f"{key} must be numbers, got dtype {arr.dtype}")
+    return arr
+
+
+def _vector(v: Any, where: tuple[str, str], key: str, n: int, kinds: str = "iuf") -> np.ndarray:
+    try:
+        arr = np.asarray(v)
+    except (ValueError, TypeError) as exc:
+        raise InputError(where[0], where[1], f"{key} is not an array ({exc})") from None
+    if arr.size == 0 and n == 0:
+        return arr.reshape(0)
+    if arr.ndim != 1:
+        raise InputError(where[0], where[1], f"{key} must have shape ({n},), got {arr.shape}")
+    if len(arr) != n:
+        rule = f"{key} has {len(arr)} values but boxes has {n} rows: give one per box"
+        raise InputError(where[0], where[1], rule)
+    if arr.dtype.kind not in kinds:
+        raise InputError(where[0], where[1], f"{key} has dtype {arr.dtype}, expected {_KIND_NAMES[kinds]}")
+    return arr
+
+
+_KIND_NAMES = {"iuf": "numbers", "iuU": "integers (or strings)", "iub": "booleans or 0/1 integers"}
+
+
+def _boxes(v: Any, where: tuple[str, str]) -> np.ndarray:
+    arr = _numeric(v, where, "boxes")
+    if arr.size == 0:
+        return np.zeros((0, 4), np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise InputError(where[0], where[1], f"boxes must have shape (n, 4), got {arr.shape}")
+    return arr
+
+
+def _image_id(v: Any, where: tuple[str, str]) -> int | str | None:
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray):
+        if v.size != 1:
+            raise InputError(where[0], where[1], f"image_id must be one integer or string, got shape {v.shape}")
+        v = v.reshape(-1)[0]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise InputError(where[0], where[1], f"image_id must be an integer or a string, got {v!r}")
+    return v
+
+
+def _to_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
+    """COCO's xywh from ``box_format``: one subtraction for xyxy, w/2 and h/2 for cxcywh."""
+    if box_format == "xywh":
+        return boxes
+    out = np.empty_like(boxes)
+    if box_format == "xyxy":
+        out[:, :2] = boxes[:, :2]
+        out[:, 2:] = boxes[:, 2:] - boxes[:, :2]
+    else:  # cxcywh
+        out[:, :2] = boxes[:, :2] - boxes[:, 2:] / 2
+        out[:, 2:] = boxes[:, 2:]
+    return out
+
+
+@dataclass
+class Batch:
+    image_ids: list  # per image: int, str or None
+    gt_image: np.ndarray
+    gt_boxes: np.ndarray  # xywh
+    gt_labels: np.ndarray
+    gt_crowd: np.ndarray
+    gt_area: np.ndarray
+    gt_ignore: np.ndarray
+    dt_image: np.ndarray
+    dt_boxes: np.ndarray  # xywh
+    dt_scores: np.ndarray
+    dt_labels: np.ndarray
+
+
+_PER_IMAGE = 10  # values taken from each (pred, target) pair, in this order:
+_PRED_KEYS = ("boxes", "scores", "labels")
+_TARGET_KEYS = ("boxes", "labels")
+_TARGET_OPTIONAL = ("iscrowd", "area", "ignore")
+
+
+def as_list(x: Any, name: str) -> list:
+    """``x`` as a list of per-image dicts (a list, tuple or other sequence); a lone dict or string is an error."""
+    if isinstance(x, Mapping):
+        raise InputError(name, None, "expected a list with one dict per image, got a single dict (wrap it in a list)")
+    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+        raise InputError(name, None, f"expected a list with one dict per image, got {type(x).__name__}")
+    return list(x)
+
+
+def first_bad(bad: np.ndarray, image_of_row: np.ndarray) -> tuple[int, int]:
+    """(row, image in batch) of the first True in ``bad``."""
+    row = int(np.argmax(bad))
+    return row, int(image_of_row[row])
+
+
+def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
+    n_img = len(preds)
+    raw: list = []
+    for i, (p, t) in enumerate(zip(preds, target)):
+        for name, d, keys in (("preds", p, _PRED_KEYS), ("target", t, _TARGET_KEYS)):
+            if not isinstance(d, Mapping):
+                rule = f"expected a dict with keys {', '.join(keys)}, got {type(d).__name__}"
+                raise InputError(name, f"update {call}, {name}[{i}]", rule)
+            for k in keys:
+                if k not in d:
+                    raise InputError(name, f"update {call}, {name}[{i}]", f"missing key {k!r}")
+        raw.extend(p[k] for k in _PRED_KEYS)
+        raw.extend(t[k] for k in _TARGET_KEYS)
+        raw.extend(t.get(k) for k in _TARGET_OPTIONAL)
+        raw.extend((p.get("image_id"), t.get("image_id")))
+    vals = _to_numpy_all(raw)
+
+    image_ids: list = []
+    per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti")}
+    for i in range(n_img):
+        pb, ps, pl, tb, tl, tc, ta, ti, pid, tid = vals[i * _PER_IMAGE : (i + 1) * _PER_IMAGE]
+        wp, wt = ("preds", f"update {call}, preds[{i}]"), ("target", f"update {call}, target[{i}]")
+        pid, tid = _image_id(pid, wp), _image_id(tid, wt)
+        if pid is not None and tid is not None and pid != tid:
+            raise InputError("preds", wp[1], f"image_id {pid!r} differs from the target's image_id {tid!r}")
+        iid = tid if tid is not None else pid
+        image_ids.append(iid)
+        if iid is not None:
+            wp, wt = (wp[0], f"{wp[1]} (image_id={iid!r})"), (wt[0], f"{wt[1]} (image_id={iid!r})")
+        pb = _boxes(pb, wp)
+        per["pb"].append(pb)
+        per["ps"].append(_vector(ps, wp, "scores", len(pb)))
+        per["pl"].append(_vector(pl, wp, "labels", len(pb), "iuU"))
+        tb = _boxes(tb, wt)
+        per["tb"].append(tb)
+        per["tl"].append(_vector(tl, wt, "labels", len(tb), "iuU"))
+        per["tc"].append(None if tc is None else _vector(tc, wt, "iscrowd", len(tb), "iub"))
+        per["ta"].append(None if ta is None else _vector(ta, wt, "area", len(tb)))
+        per["ti"].append(None if ti is None else _vector(ti, wt, "ignore", len(tb), "iub"))
+
+    n_dt = np.array([len(b) for b in per["pb"]], np.int64)
+    n_gt = np.array([len(b) for b in per["tb"]], np.int64)
+    dt_image = np.repeat(np.arange(n_img, dtype=np.int32), n_dt)
+    gt_image = np.repeat(np.arange(n_img, dtype=np.int32), n_gt)
+
+    def where(kind: str, row_image: np.ndarray, bad: np.ndarray) -> tuple[str, str, int]:
+        row, img = first_bad(bad, row_image)
+        first = int(np.sum(n_dt[:img] if kind == "preds" else n_gt[:img]))
+        rec = f"update {call}, {kind}[{img}]"
+        if image_ids[img] is not None:
+            rec += f" (image_id={image_ids[img]!r})"
+        return kind, rec, row - first
+
+    def floats(parts: list, width: int | None) -> np.ndarray:
+        if not parts:
+            return np.zeros((0, width) if width else 0, np.float64)
+        return np.concatenate(parts).astype(np.float64, copy=False)
+
+    dt_raw, gt_raw = floats(per["pb"], 4), floats(per["tb"], 4)
+    dt_scores = floats(per["ps"], None)
+    for kind, arr, rows, key in (
+        ("preds", dt_raw, dt_image, "boxes"),
+        ("target", gt_raw, gt_image, "boxes"),
+        ("preds", dt_scores, dt_image, "scores"),
+    ):
+        bad = ~np.isfinite(arr) if arr.ndim == 1 else ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            src, rec, j = where(kind, rows, bad)
+            raise InputError(src, rec, f"{key}[{j}] is not finite: {arr[np.argmax(bad)].tolist()}")
+    dt_boxes, gt_boxes = _to_xywh(dt_raw, box_format), _to_xywh(gt_raw, box_format)
+    for kind, box, raw_box, rows in (("preds", dt_boxes, dt_raw, dt_image), ("target", gt_boxes, gt_raw, gt_image)):
+        bad = (box[:, 2] < 0) | (box[:, 3] < 0)
+        if bad.any():
+            src, rec, j = where(kind, rows, bad)
+            rule = f"boxes[{j}] = {raw_box[np.argmax(bad)].tolist()} has a negative width or height as {box_format}"
+            raise InputError(src, rec, rule)
+
+    labels = per["pl"] + per["tl"]
+    kinds = {a.dtype.kind for a in labels if len(a)}
+    if len(kinds - {"i", "u"}) and len(kinds) > 1:
+        raise InputError("labels", f"update {call}", "labels mix integers and strings")
+    if kinds == {"U"}:
+        dt_labels = np.concatenate([a.astype(str) for a in per["pl"]]) if per["pl"] else np.zeros(0, str)
+        gt_labels = np.concatenate([a.astype(str) for a in per["tl"]]) if per["tl"] else np.zeros(0, str)
+    else:
+        dt_labels = np.concatenate([a.astype(np.int64) for a in per["pl"]]) if per["pl"] else np.zeros(0, np.int64)
+        gt_labels = np.concatenate([a.astype(np.int64) for a in per["tl"]]) if per["tl"] else np.zeros(0, np.int64)
+
+    gt_crowd = _optional(per["tc"], n_gt, bool)
+    gt_ignore = _optional(per["ti"], n_gt, bool)
+    gt_area = xywh_area(gt_boxes)  # torchmetrics' and load_coco_gt's default
+    given = [a is not None for a in per["ta"]]
+    if any(given):
+        has = np.repeat(np.array(given), n_gt)
+        gt_area[has] = np.concatenate([a for a in per["ta"] if a is not None]).astype(np.float64)
+        bad = ~np.isfinite(gt_area)
+        if bad.any():
+            src, rec, j = where("target", gt_image, bad)
+            raise InputError(src, rec, f"area[{j}] is not finite: {gt_area[np.argmax(bad)]!r}")
+    return Batch(
+        image_ids=image_ids,
+        gt_image=gt_image,
+        gt_boxes=gt_boxes,
+        gt_labels=gt_labels,
+        gt_crowd=gt_crowd,
+        gt_area=gt_area,
+        gt_ignore=gt_ignore,
+        dt_image=dt_image,
+        dt_boxes=dt_boxes,
+        dt_scores=dt_scores,
+        dt_labels=dt_labels,
+    )
+
+
+def _encode_masks(v: Any, where: tuple[str, str]) -> list[dict]:
+    """Binary masks ``(n, height, width)`` (nonzero: inside) as COCO compressed RLE, one per mask."""
+    from pycocotools import mask as mask_utils
+
+    arr = _tensor_to_numpy(v) if _is_tensor(v) else np.asarray(v)
+    if arr.ndim != 3:
+        raise InputError(where[0], where[1], f"masks must be an array of shape (n, height, width), got {arr.shape}")
+    if arr.shape[0] == 0:
+        return []
+    # pycocotools encodes (height, width, n) in column-major order
+    return mask_utils.encode(np.asfortranarray((arr != 0).transpose(1, 2, 0).astype(np.uint8)))
+
+
+def with_masks(preds: list, target: list, box_format: str, call: int):
+    """Encode each image's masks; give images without boxes their masks' extents as boxes (in ``box_format``).
+
+    Returns copies of the dicts (the user's are not modified), the RLE of every detection and
+    every target in row order, and per target row whether ``area`` was given.
+    """
+    from deteval.io.masks import masks_from_segmentations, rle_extents
+
+    dt_rles: list = []
+    gt_rles: list = []
+    area_given: list = []
+    out = ([], [])
+    for i, (p, t) in enumerate(zip(preds, target)):
+        for kind, d, rles in (("preds", p, dt_rles), ("target", t, gt_rles)):
+            where = (kind, f"update {call}, {kind}[{i}]")
+            if not isinstance(d, Mapping) or "masks" not in d:
+                raise InputError(where[0], where[1], "missing key 'masks' (iou_type 'segm')")
+            enc = _encode_masks(d["masks"], where)
+            n = len(_to_numpy_all([d["labels"]])[0]) if "labels" in d else len(enc)
+            if len(enc) != n:
+                raise InputError(where[0], where[1], f"{len(enc)} masks for {n} labels")
+            d = dict(d)
+            if "boxes" not in d:
+                m = masks_from_segmentations(enc, np.zeros(n), np.zeros(n), kind, "masks", [{}] * n)
+                xywh = rle_extents(m.counts, m.offsets, m.height, m.width)
+                d["boxes"] = _from_xywh(xywh, box_format)
+            rles.extend(enc)
+            out[kind == "target"].append(d)
+            if kind == "target":
+                area_given.extend([d.get("area") is not None] * n)
+    return out[0], out[1], dt_rles, gt_rles, np.array(area_given, dtype=bool)
+
+
+def _from_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
+    x, y, w, h = boxes.T
+    if box_format == "xyxy":
+        return np.stack([x, y, x + w, y + h], axis=1)
+    if box_format == "cxcywh":
+        return np.stack([x + w / 2, y + h / 2, w, h], axis=1)
+    return boxes
+
+
+def _optional(parts: list, counts: np.ndarray, dtype: type) -> np.ndarray:
+    out = np.zeros(int(counts.sum()), dtype)
+    if any(p is not None for p in parts):
+        start = np.concatenate([[0], np.cumsum(counts)])
+        for i, p in enumerate(parts):
+            if p is not None and len(p):
+                out[start[i] : start[i + 1]] = p != 0
+    return out
+
+
+def category_table(categories: Sequence | Mapping | None) -> IdTable | None:
+    """The ``categories`` argument as an id table (ids sorted, names of a mapping kept); None stays None."""
+    if categories is None:
+        return None
+    names = None
+    if isinstance(categories, Mapping):
+        items = list(categories.items())
+        values = [k for k, _ in items]
+    else:
+        values = _to_numpy_all([categories])[0]
+        values = np.asarray(values).reshape(-1).tolist()
+    if not values:
+        raise InputError("categories", None, "categories is empty; leave it None to take the labels seen")
+    kinds = {type(v) for v in values}
+    if not (kinds <= {int} or kinds <= {str}):
+        raise InputError("categories", None, f"categories must be integers or strings, got {sorted(map(str, kinds))}")
+    ids = np.array(values, dtype=np.int64 if kinds <= {int} else str)
+    uniq, first = np.unique(ids, return_index=True)
+    if len(uniq) != len(ids):
+        raise InputError("categories", None, "categories lists an id twice")
+    if isinstance(categories, Mapping):
+        names = [str(items[i][1]) for i in first]
+    return IdTable(uniq, names=names)
