@@ -49,17 +49,15 @@ from typing import Any
 import numpy as np
 
 from deteval.operating_points import default_iou
-from deteval.result import EvalResult, jsonable
+from deteval.result import CocoResult, EvalResult, jsonable
 
 
 def _axes(result: EvalResult) -> dict[str, np.ndarray]:
-    needed = ("precision", "scores", "iou_thrs", "rec_thrs", "cat_ids", "area_labels", "max_dets")
-    missing = [k for k in needed if k not in result.arrays]
-    if missing:
+    if not isinstance(result, CocoResult):
         raise ValueError(
-            f"PR curves need COCO's accumulated arrays; this {result.protocol!r} result lacks {', '.join(missing)}"
+            f"PR curves need COCO's accumulated arrays; this {result.protocol!r} result is a {type(result).__name__}"
         )
-    return {k: result.arrays[k] for k in needed}
+    return result.arrays
 
 
 def curve_indices(
@@ -144,11 +142,6 @@ def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets:
     }
 
 
-def has_coco_arrays(result: EvalResult) -> bool:
-    """Whether ``result`` carries COCO's accumulated arrays (what :func:`pr_curves` reads)."""
-    return all(k in result.arrays for k in ("precision", "scores", "rec_thrs", "cat_ids", "max_dets"))
-
-
 def all_curves(
     result: EvalResult,
     iou: float | None = None,
@@ -169,7 +162,7 @@ def all_curves(
 
     iou = default_iou(result) if iou is None else iou
     out: dict[str, Any] = {}
-    if has_coco_arrays(result):
+    if isinstance(result, CocoResult):
         out.update(pr_curves(result, iou, area, max_dets))
     elif result.outcomes is None:
         _axes(result)  # raises, naming what is missing

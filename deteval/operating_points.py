@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from deteval.cumulative import cumulative_tp_fp
-from deteval.result import EvalResult, Outcomes, default_iou_index
+from deteval.result import CocoResult, EvalResult, Outcomes, VocResult, default_iou_index
 
 __all__ = [
     "OperatingPoint",
@@ -77,7 +77,7 @@ def _outcomes(source: EvalResult | Outcomes) -> tuple[Outcomes, bool]:
                 f"this {source.protocol!r} result holds no per-detection outcomes; "
                 "score-threshold curves need a protocol that records them (coco, voc07, voc10)"
             )
-        return source.outcomes, source.protocol == "coco"
+        return source.outcomes, isinstance(source, CocoResult)
     raise TypeError(f"expected an EvalResult or Outcomes, got {type(source).__name__}")
 
 
@@ -100,8 +100,8 @@ def default_iou(source: EvalResult | Outcomes) -> float:
     result's thresholds are read from its accumulated arrays when it has them
     (COCO), else from its outcomes (VOC), else from bare :class:`Outcomes`.
     """
-    if isinstance(source, EvalResult) and "iou_thrs" in source.arrays:
-        thrs = source.arrays["iou_thrs"]
+    if isinstance(source, (CocoResult, VocResult)):
+        thrs = source.iou_thrs
     else:
         thrs = _outcomes(source)[0].iou_thrs
     thrs = np.asarray(thrs, dtype=np.float64)

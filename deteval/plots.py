@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from deteval.curves import pr_curves
-from deteval.result import EvalResult
+from deteval.result import CocoResult, EvalResult, VocResult
 
 #: classes drawn in colour, with their AP in the legend, on the PR plot
 TOP_CLASSES = 8
@@ -147,13 +147,13 @@ def plot_pr_curves(
 
 def _class_aps(result: EvalResult, iou: float) -> dict[Any, float]:
     """The protocol's own AP per category id at ``iou``: COCO's 101-point AP, VOC's headline integrator."""
-    if "precision" in result.arrays and "rec_thrs" in result.arrays:
+    if isinstance(result, CocoResult):
         curves = pr_curves(result, iou=iou)
         return {c["category_id"]: c["AP"] for c in curves["classes"] if c["has_gt"]}
-    if "ap" in result.arrays and "iou_thrs" in result.arrays and result.outcomes is not None:
-        thrs = np.asarray(result.arrays["iou_thrs"], dtype=np.float64)
+    if isinstance(result, VocResult) and result.outcomes is not None:
+        thrs = np.asarray(result.iou_thrs, dtype=np.float64)
         t = int(np.flatnonzero(np.isclose(thrs, iou, rtol=0.0, atol=1e-9))[0])
-        ap = np.asarray(result.arrays["ap"])[t, :, 0]
+        ap = np.asarray(result.ap)[t, :, 0]
         npos = np.asarray(result.outcomes.npos)[:, 0]
         ids = [v.item() if hasattr(v, "item") else v for v in result.outcomes.category_ids]
         return {cid: float(ap[k]) for k, cid in enumerate(ids) if npos[k] > 0}

@@ -67,12 +67,13 @@ def _write_exports(args: argparse.Namespace, result: EvalResult, confusion=None)
 
 def _write_plots(args: argparse.Namespace, result: EvalResult, confusion) -> None:
     from deteval import plots
-    from deteval.curves import default_iou, has_coco_arrays
+    from deteval.curves import default_iou
+    from deteval.result import CocoResult
 
     out = Path(args.plot)
     iou = default_iou(result) if args.at_iou is None else args.at_iou
     area = args.at_area or "all"
-    if has_coco_arrays(result):
+    if isinstance(result, CocoResult):
         plots.plot_pr_curves(result, out, iou=iou, area=area)
     elif result.outcomes is None:
         raise ValueError(f"the {result.protocol!r} result has neither COCO arrays nor per-detection outcomes")
