@@ -332,7 +332,7 @@ def test_coco_ignored_detections_are_dropped():
 
 def test_voc_result_curves_give_its_all_point_ap():
     pair = COCO_PAIRS["voc100_difficult_as_crowd"]
-    res = deteval.evaluate(pair.load_preds(), pair.load_gt(), protocol="voc10", iou="0.5:0.95")
+    res = deteval.evaluate(pair.load_preds(), pair.load_gt(), protocol="voc10", iou_thrs="0.5:0.95")
     curves = score_curves(res)  # default: IoU 0.5
     assert curves.iou == 0.5 and curves.area == "all"
     t = 0
