@@ -2,7 +2,7 @@
 fast path for large files) against the general loader (``json.loads`` and ``masks_from_segmentations``).
 
 Whatever the text, reading a ground truth file for mask evaluation with the fast path on
-(``FAST_PATH_BYTES = 0``) gives what the general path gives: the same containers field for field
+(``TUNING.fast_path_bytes = 0``) gives what the general path gives: the same containers field for field
 (masks, boxes and areas included), or the same error message, or the same warnings.
 """
 
@@ -23,8 +23,9 @@ from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io
-from deteval.io.fast_results import parse_gt_columns
-from deteval.io.masks import Masks
+from deteval.io.scan.gt import parse_gt_columns
+from deteval.rle import Masks
+from deteval.tuning import TUNING
 
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
 
@@ -51,7 +52,7 @@ def _same(a, b) -> None:
 
 def _outcome(path: Path, fast: bool, monkeypatch):
     """(("ok", GroundTruth) or ("error", message), warnings), and whether the fast path read it."""
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0 if fast else 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
     orig = coco_io._gt_fast
 

@@ -1,7 +1,7 @@
 """Mask results read by the byte scanner (``parse_results_columns(raw, masks=...)``, the loaders'
 fast path for large files) against the general loader (``json.loads`` and ``masks_from_segmentations``).
 
-Whatever the text, reading a results file with the fast path on (``FAST_PATH_BYTES = 0``) gives
+Whatever the text, reading a results file with the fast path on (``TUNING.fast_path_bytes = 0``) gives
 what the general path gives: the same containers field for field (masks included), or the same
 error message, or the same warnings.
 """
@@ -23,8 +23,9 @@ from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io
-from deteval.io.fast_results import parse_results_columns
-from deteval.io.masks import Masks
+from deteval.io.scan.results import parse_results_columns
+from deteval.rle import Masks
+from deteval.tuning import TUNING
 
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
 
@@ -68,7 +69,7 @@ def _same(a, b) -> None:
 
 def _outcome(path: Path, fast: bool, iou_type: str, monkeypatch):
     """("ok", Detections, warnings) or ("error", message, warnings), and whether the fast path read it."""
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0 if fast else 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
     orig = coco_io._results_fast
 
@@ -359,9 +360,9 @@ def test_random_masks_many(tmp_path, monkeypatch):
 def test_benchmark_file(iou_type, monkeypatch, bench_preset):
     gt_path, dt_path = bench_preset("small-segm") / "gt.json", bench_preset("small-segm") / "dets.json"
     gt = coco_io.load_coco_gt(gt_path, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 1 << 60)
     general = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     cols = coco_io._scan_results(dt_path.read_bytes(), iou_type)
     assert coco_io._results_fast(cols, str(dt_path), gt, iou_type) is not None
     _same(coco_io.load_coco_results(dt_path, gt, iou_type=iou_type), general)

@@ -10,7 +10,8 @@ import pytest
 from conftest import COCO_PAIRS
 
 from deteval.io import coco as coco_io
-from deteval.io import fast_results
+from deteval.io.scan import pieces
+from deteval.tuning import TUNING
 
 
 def _same(a, b) -> None:
@@ -30,7 +31,7 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     general_gt = coco_io.load_coco_gt(pair.gt_path)
     dt_path = pair.preds_list_path(tmp_path)  # the fast path reads plain lists only
     general_dt = coco_io.load_coco_results(dt_path, general_gt)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
     for fn in ("_gt_fast", "_results_fast"):
         orig = getattr(coco_io, fn)
@@ -73,7 +74,7 @@ def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
         pytest.skip("ground truth without masks")
     dt_path = pair.preds_list_path(tmp_path)
     general_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
     orig = coco_io._results_fast
     monkeypatch.setattr(coco_io, "_results_fast", lambda *a: taken.append(orig(*a)) or taken[-1])
@@ -97,12 +98,12 @@ def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, i
     except coco_io.InputError:
         pytest.skip("ground truth without masks")
     expected = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
-    monkeypatch.setattr(fast_results, "_PIECE_BYTES", 1)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
+    monkeypatch.setattr(TUNING, "piece_bytes", 1)
     monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
     threads = []
-    orig = fast_results._scan_results
-    monkeypatch.setattr(fast_results, "_scan_results", lambda *a: threads.append(threading.get_ident()) or orig(*a))
+    orig = pieces.scan_result_records
+    monkeypatch.setattr(pieces, "scan_result_records", lambda *a: threads.append(threading.get_ident()) or orig(*a))
     dets, gt_pair = coco_io.load_coco_pair(dt_path, pair.gt_path, iou_type=iou_type)
     assert set(threads) - {threading.get_ident()}, "no piece was scanned on a pool thread"
     _same(gt_pair, gt)
@@ -112,7 +113,7 @@ def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, i
 
 
 def test_pair_loader_reports_the_ground_truths_error_before_the_results(tmp_path, monkeypatch):
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     bad_gt = tmp_path / "gt.json"
     bad_gt.write_text('{"images": [}')
     for preds in (tmp_path / "missing.json", COCO_PAIRS[sorted(COCO_PAIRS)[0]].preds_list_path(tmp_path)):

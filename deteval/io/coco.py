@@ -17,9 +17,8 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.json_source import is_path, read_bytes, read_json
+from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, xywh_area
-
-FAST_PATH_BYTES = 8 << 20  # files from this size on are parsed straight into arrays
 
 
 class DetevalWarning(UserWarning):
@@ -170,7 +169,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         4 numbers or has a negative size, duplicate annotation or category ids.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
-    if raw is not None and iou_type in ("bbox", "segm") and len(raw) >= FAST_PATH_BYTES:
+    if raw is not None and iou_type in ("bbox", "segm") and len(raw) >= TUNING.fast_path_bytes:
         fast = _gt_fast(raw, str(source), iou_type)
         if fast is not None:
             return fast
@@ -282,7 +281,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detecti
     exactly as :func:`load_coco_results` checks them.
     """
     scan = None
-    if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= FAST_PATH_BYTES:
+    if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= TUNING.fast_path_bytes:
         scan = _start_results_scan(preds, iou_type)
     gt_loaded = load_coco_gt(gt, iou_type=iou_type)
     cols = scan() if scan is not None else None
@@ -307,7 +306,7 @@ def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:
     Masks are decoded once every piece is scanned, which takes as long as the scan: the whole of it then
     runs on a thread of its own, beside the ground truth's rasterising, as the pieces' join would wait
     for the ground truth."""
-    from deteval.io.fast_results import start_results_scan
+    from deteval.io.scan.results import start_results_scan
 
     def read_and_start() -> Callable[[], dict | None]:
         try:
@@ -362,7 +361,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         score, malformed masks or keypoints.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
-    if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= FAST_PATH_BYTES:
+    if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= TUNING.fast_path_bytes:
         fast = _results_fast(_scan_results(raw, iou_type), str(source), gt, iou_type)
         if fast is not None:
             return fast
@@ -457,7 +456,7 @@ def _box_polygon(box: np.ndarray) -> list:
 
 
 # Fast paths: plain box files (and ground truth with polygon or RLE masks, results with
-# compressed-RLE masks) parsed by deteval.io.fast_results straight into columns, bit-identical to
+# compressed-RLE masks) parsed by deteval.io.scan straight into columns, bit-identical to
 # the general path. They decline (None) whatever needs a warning or an error message, which the
 # general path then gives. Their kernels take ~15-25 s to compile once, so small files skip them.
 
@@ -468,7 +467,8 @@ def _gt_fast(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth | Non
     Mask evaluation reads every annotation's segmentation; a missing box is then the mask's
     extent and, with the area missing too, the area the mask's, as in ``load_coco_gt``.
     """
-    from deteval.io.fast_results import gt_masks, parse_gt_columns
+    from deteval.io.scan.gt import parse_gt_columns
+    from deteval.io.scan.gt_segm import gt_masks
 
     cols = parse_gt_columns(raw, segm=iou_type == "segm")
     if cols is None:
@@ -522,7 +522,7 @@ _FAST_RESULTS = ("bbox", "segm")  # the iou types whose results the scanner read
 
 def _scan_results(raw: bytes, iou_type: str) -> dict | None:
     """The scanner's columns of a results file (no ground truth needed), or ``None``."""
-    from deteval.io.fast_results import parse_results_columns
+    from deteval.io.scan.results import parse_results_columns
 
     return parse_results_columns(raw, masks=_mask_mode(iou_type))
 
