@@ -433,5 +433,5 @@ def test_scanner_output_form():
     assert parse_gt_columns(_dump(doc)) is None  # box evaluation needs every box
     doc["annotations"][0]["bbox"] = [0, 0, 1, 1]
     assert "segmentation" not in parse_gt_columns(_dump(doc))["annotations"]
-    masks = coco_io._gt_fast(_dump(doc), "x", "segm").extra["masks"]
+    masks = coco_io._gt_fast(_dump(doc), "x", "segm").masks
     assert isinstance(masks, Masks) and masks.height.tolist() == [4, 7]

@@ -150,9 +150,9 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
 
     ``iou_type`` says which geometry to read besides boxes: ``"segm"`` reads
     ``segmentation`` (polygons rasterised at the image's size, RLE) into
-    ``extra["masks"]``; ``"keypoints"`` reads ``keypoints`` into
-    ``extra["keypoints"]`` (N, 3K) and ``num_keypoints`` (counted from the
-    visibility flags when absent) into ``extra["num_keypoints"]``.
+    ``masks``; ``"keypoints"`` reads ``keypoints`` into ``keypoints`` (N, 3K)
+    and ``num_keypoints`` (counted from the visibility flags when absent) into
+    ``num_keypoints``.
 
     Images and categories are ordered by ascending id, as pycocotools orders
     ``imgIds``/``catIds``; annotations keep file order. Annotations whose
@@ -267,7 +267,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
         categories=category_table,
         box_format="xywh",
         source=name,
-        extra=extra,
+        **extra,
     )
 
 
@@ -343,9 +343,9 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
     drops ``bbox`` from mask results); else if it has a ``segmentation``, the
     area is the mask's and a missing box is the mask's extent; else the box
     and area are the keypoints' extent. ``iou_type="segm"`` also reads the
-    masks into ``extra["masks"]`` (a box-only result becomes its box polygon,
-    as in pycocotools) and their areas into ``extra["mask_area"]``;
-    ``"keypoints"`` reads ``extra["keypoints"]``.
+    masks into ``masks`` (a box-only result becomes its box polygon, as in
+    pycocotools) and their areas into ``mask_area``; ``"keypoints"`` reads
+    ``keypoints``.
 
     Results whose category is not in the ground truth are skipped with a
     :class:`DetevalWarning` giving the count (pycocotools skips them
@@ -445,7 +445,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         area=area,
         box_format="xywh",
         source=name,
-        extra=extra,
+        **extra,
     )
 
 
@@ -513,7 +513,7 @@ def _gt_fast(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth | Non
         categories=categories,
         box_format="xywh",
         source=name,
-        extra=extra,
+        **extra,
     )
 
 
@@ -577,5 +577,5 @@ def _results_fast(cols: dict | None, name: str, gt: GroundTruth, iou_type: str =
         area=area,
         box_format="xywh",
         source=name,
-        extra=extra,
+        **extra,
     )
