@@ -54,21 +54,21 @@ def _outcome(path: Path, fast: bool, monkeypatch):
     """(("ok", GroundTruth) or ("error", message), warnings), and whether the fast path read it."""
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
-    orig = coco_io._gt_fast
+    orig = coco_io.gt_from_scan
 
     def spy(*a):
         out = orig(*a)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_io, "_gt_fast", spy)
+    monkeypatch.setattr(coco_io, "gt_from_scan", spy)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = ("ok", coco_io.load_coco_gt(path, iou_type="segm"))
         except InputError as e:
             out = ("error", str(e))
-    monkeypatch.setattr(coco_io, "_gt_fast", orig)
+    monkeypatch.setattr(coco_io, "gt_from_scan", orig)
     return (*out, [str(w.message) for w in caught]), bool(taken and taken[0])
 
 
@@ -433,5 +433,5 @@ def test_scanner_output_form():
     assert parse_gt_columns(_dump(doc)) is None  # box evaluation needs every box
     doc["annotations"][0]["bbox"] = [0, 0, 1, 1]
     assert "segmentation" not in parse_gt_columns(_dump(doc))["annotations"]
-    masks = coco_io._gt_fast(_dump(doc), "x", "segm").masks
+    masks = coco_io.gt_from_scan(_dump(doc), "x", "segm").masks
     assert isinstance(masks, Masks) and masks.height.tolist() == [4, 7]

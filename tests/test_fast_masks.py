@@ -66,21 +66,21 @@ def _outcome(path: Path, fast: bool, iou_type: str, monkeypatch):
     """("ok", Detections, warnings) or ("error", message, warnings), and whether the fast path read it."""
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
-    orig = coco_io._results_fast
+    orig = coco_io.results_from_scan
 
     def spy(*a, **k):
         out = orig(*a, **k)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_io, "_results_fast", spy)
+    monkeypatch.setattr(coco_io, "results_from_scan", spy)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = ("ok", coco_io.load_coco_results(path, GT, iou_type=iou_type))
         except InputError as e:
             out = ("error", str(e))
-    monkeypatch.setattr(coco_io, "_results_fast", orig)
+    monkeypatch.setattr(coco_io, "results_from_scan", orig)
     return (*out, [str(w.message) for w in caught]), bool(taken and taken[0])
 
 
@@ -358,6 +358,6 @@ def test_benchmark_file(iou_type, monkeypatch, bench_preset):
     monkeypatch.setattr(TUNING, "fast_path_bytes", 1 << 60)
     general = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
-    cols = coco_io._scan_results(dt_path.read_bytes(), iou_type)
-    assert coco_io._results_fast(cols, str(dt_path), gt, iou_type) is not None
+    cols = coco_io.scan_results(dt_path.read_bytes(), iou_type)
+    assert coco_io.results_from_scan(cols, str(dt_path), gt, iou_type) is not None
     _same(coco_io.load_coco_results(dt_path, gt, iou_type=iou_type), general)

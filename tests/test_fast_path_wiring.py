@@ -33,7 +33,7 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     general_dt = coco_io.load_coco_results(dt_path, general_gt)
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
-    for fn in ("_gt_fast", "_results_fast"):
+    for fn in ("gt_from_scan", "results_from_scan"):
         orig = getattr(coco_io, fn)
 
         def spy(*a, _o=orig, _n=fn):
@@ -46,7 +46,7 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     fast_dt = coco_io.load_coco_results(dt_path, fast_gt)
     # results with a box each go the fast way (box evaluation skips their masks and keypoints)
     boxed = all(r.get("bbox") for r in pair.load_preds())
-    assert taken == [("_gt_fast", True), ("_results_fast", boxed)]
+    assert taken == [("gt_from_scan", True), ("results_from_scan", boxed)]
     _same(fast_gt, general_gt)
     _same(fast_dt, general_dt)
 
@@ -79,8 +79,8 @@ def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
     general_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
-    orig = coco_io._results_fast
-    monkeypatch.setattr(coco_io, "_results_fast", lambda *a: taken.append(orig(*a)) or taken[-1])
+    orig = coco_io.results_from_scan
+    monkeypatch.setattr(coco_io, "results_from_scan", lambda *a: taken.append(orig(*a)) or taken[-1])
     fast_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
     rle = all(
         isinstance(r.get("segmentation"), dict) and isinstance(r["segmentation"].get("counts"), str) for r in preds
@@ -132,3 +132,18 @@ def test_pair_loader_reports_the_ground_truths_error_before_the_results(tmp_path
     with pytest.raises(coco_io.InputError) as paired:
         coco_io.load_coco_pair(bad_dt, good_gt)
     assert str(paired.value) == str(general.value)
+
+
+def test_pair_loader_takes_loaded_containers_as_they_are(tmp_path):
+    pair = COCO_PAIRS[sorted(COCO_PAIRS)[0]]
+    dt_path = pair.preds_list_path(tmp_path)
+    gt = coco_io.load_coco_gt(pair.gt_path)
+    dets = coco_io.load_coco_results(dt_path, gt)
+    got_dets, got_gt = coco_io.load_coco_pair(dt_path, gt)
+    assert got_gt is gt
+    _same(got_dets, dets)
+    got_dets, got_gt = coco_io.load_coco_pair(dets, pair.gt_path)
+    assert got_dets is dets
+    _same(got_gt, gt)
+    got_dets, got_gt = coco_io.load_coco_pair(dets, gt)
+    assert got_dets is dets and got_gt is gt
