@@ -285,8 +285,8 @@ class Evaluator:
             gt_masks = masks_from_segmentations(gt_rles, gt.area, gt.area, "target", "masks", [{}] * len(gt_rles))
             dt_masks = masks_from_segmentations(dt_rles, dets.area, dets.area, "preds", "masks", [{}] * len(dt_rles))
             area = np.where(area_given, gt.area, gt_masks.area)
-            gt = dataclasses.replace(gt, area=area, extra={"masks": gt_masks})
-            dets = dataclasses.replace(dets, area=dt_masks.area, extra={"masks": dt_masks, "mask_area": dt_masks.area})
+            gt = dataclasses.replace(gt, area=area, masks=gt_masks)
+            dets = dataclasses.replace(dets, area=dt_masks.area, masks=dt_masks, mask_area=dt_masks.area)
         m = _match_with_threads(dets, gt, self.params, self.num_threads)
         self._chunks.append(state_from_matches(m, image_ids, cat_values, self._config, id_mode))
         # committed only now: a batch that raised leaves the evaluator as it was

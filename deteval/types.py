@@ -13,9 +13,13 @@ arithmetic on the user's own numbers.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
+    from deteval.rle import Masks
 
 BOX_FORMATS = ("xywh", "xyxy")
 
@@ -111,7 +115,10 @@ class GroundTruth:
     categories: IdTable
     box_format: str = "xywh"
     source: str = "<ground truth>"
-    extra: dict = field(default_factory=dict)  # masks, keypoints ... per later stages
+    # geometry besides boxes, read when an evaluation needs it (None: not loaded)
+    masks: Masks | None = None  # iou_type "segm": one run-length mask per row
+    keypoints: np.ndarray | None = None  # iou_type "keypoints": float64 (N, 3K), (x, y, visibility) each
+    num_keypoints: np.ndarray | None = None  # float64 (N,), labelled keypoints (given, or counted)
 
     def __len__(self) -> int:
         return len(self.image)
@@ -128,23 +135,25 @@ class Detections:
     area: np.ndarray  # float64 (N,), the area used for area ranges
     box_format: str = "xywh"
     source: str = "<detections>"
-    extra: dict = field(default_factory=dict)
+    # geometry besides boxes, read when an evaluation needs it (None: not loaded)
+    masks: Masks | None = None  # iou_type "segm": one run-length mask per row
+    mask_area: np.ndarray | None = None  # float64 (N,), pixels of each mask (``area`` may be the box's)
+    keypoints: np.ndarray | None = None  # float64 (N, 3K)
 
     def __len__(self) -> int:
         return len(self.image)
 
 
 def _take(rows_of, rows: np.ndarray):
-    """A copy of a row container keeping ``rows``: every per-row array, in ``extra`` too."""
+    """A copy of a row container keeping ``rows``: every per-row array, and the masks."""
     n = len(rows_of)
-    changes = {
-        f.name: getattr(rows_of, f.name)[rows]
-        for f in dataclasses.fields(rows_of)
-        if isinstance(getattr(rows_of, f.name), np.ndarray) and len(getattr(rows_of, f.name)) == n
-    }
-    changes["extra"] = {
-        k: v[rows] if isinstance(v, np.ndarray) and len(v) == n else v.take(rows) for k, v in rows_of.extra.items()
-    }
+    changes = {}
+    for f in dataclasses.fields(rows_of):
+        value = getattr(rows_of, f.name)
+        if isinstance(value, np.ndarray) and len(value) == n:
+            changes[f.name] = value[rows]
+    if rows_of.masks is not None:
+        changes["masks"] = rows_of.masks.take(rows)
     return dataclasses.replace(rows_of, **changes)
 
 

@@ -2,7 +2,7 @@
 fast path for large files) against the general loader (``json.loads`` and ``masks_from_segmentations``).
 
 Whatever the text, reading a ground truth file for mask evaluation with the fast path on
-(``FAST_PATH_BYTES = 0``) gives what the general path gives: the same containers field for field
+(``TUNING.fast_path_bytes = 0``) gives what the general path gives: the same containers field for field
 (masks, boxes and areas included), or the same error message, or the same warnings.
 """
 
@@ -23,8 +23,9 @@ from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io
-from deteval.io.fast_results import parse_gt_columns
-from deteval.io.masks import Masks
+from deteval.io.scan.gt import parse_gt_columns
+from deteval.rle import Masks
+from deteval.tuning import TUNING
 
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
 
@@ -51,23 +52,23 @@ def _same(a, b) -> None:
 
 def _outcome(path: Path, fast: bool, monkeypatch):
     """(("ok", GroundTruth) or ("error", message), warnings), and whether the fast path read it."""
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0 if fast else 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
-    orig = coco_io._gt_fast
+    orig = coco_io.gt_from_scan
 
     def spy(*a):
         out = orig(*a)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_io, "_gt_fast", spy)
+    monkeypatch.setattr(coco_io, "gt_from_scan", spy)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = ("ok", coco_io.load_coco_gt(path, iou_type="segm"))
         except InputError as e:
             out = ("error", str(e))
-    monkeypatch.setattr(coco_io, "_gt_fast", orig)
+    monkeypatch.setattr(coco_io, "gt_from_scan", orig)
     return (*out, [str(w.message) for w in caught]), bool(taken and taken[0])
 
 
@@ -432,5 +433,5 @@ def test_scanner_output_form():
     assert parse_gt_columns(_dump(doc)) is None  # box evaluation needs every box
     doc["annotations"][0]["bbox"] = [0, 0, 1, 1]
     assert "segmentation" not in parse_gt_columns(_dump(doc))["annotations"]
-    masks = coco_io._gt_fast(_dump(doc), "x", "segm").extra["masks"]
+    masks = coco_io.gt_from_scan(_dump(doc), "x", "segm").masks
     assert isinstance(masks, Masks) and masks.height.tolist() == [4, 7]

@@ -1,7 +1,7 @@
 """Mask results read by the byte scanner (``parse_results_columns(raw, masks=...)``, the loaders'
 fast path for large files) against the general loader (``json.loads`` and ``masks_from_segmentations``).
 
-Whatever the text, reading a results file with the fast path on (``FAST_PATH_BYTES = 0``) gives
+Whatever the text, reading a results file with the fast path on (``TUNING.fast_path_bytes = 0``) gives
 what the general path gives: the same containers field for field (masks included), or the same
 error message, or the same warnings.
 """
@@ -23,8 +23,9 @@ from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io
-from deteval.io.fast_results import parse_results_columns
-from deteval.io.masks import Masks
+from deteval.io.scan.results import parse_results_columns
+from deteval.rle import Masks
+from deteval.tuning import TUNING
 
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
 
@@ -55,36 +56,31 @@ def _same(a, b) -> None:
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray):
             assert x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8)), f.name
-        elif f.name == "extra":
-            assert sorted(x) == sorted(y)
-            for k in x:
-                if isinstance(x[k], Masks):
-                    _same_masks(x[k], y[k])
-                else:
-                    assert x[k].dtype == y[k].dtype and np.array_equal(x[k].view(np.uint8), y[k].view(np.uint8)), k
+        elif isinstance(x, Masks):
+            _same_masks(x, y)
         elif f.name not in ("images", "categories"):
             assert x == y, f.name
 
 
 def _outcome(path: Path, fast: bool, iou_type: str, monkeypatch):
     """("ok", Detections, warnings) or ("error", message, warnings), and whether the fast path read it."""
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0 if fast else 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 60)
     taken = []
-    orig = coco_io._results_fast
+    orig = coco_io.results_from_scan
 
     def spy(*a, **k):
         out = orig(*a, **k)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(coco_io, "_results_fast", spy)
+    monkeypatch.setattr(coco_io, "results_from_scan", spy)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             out = ("ok", coco_io.load_coco_results(path, GT, iou_type=iou_type))
         except InputError as e:
             out = ("error", str(e))
-    monkeypatch.setattr(coco_io, "_results_fast", orig)
+    monkeypatch.setattr(coco_io, "results_from_scan", orig)
     return (*out, [str(w.message) for w in caught]), bool(taken and taken[0])
 
 
@@ -359,9 +355,9 @@ def test_random_masks_many(tmp_path, monkeypatch):
 def test_benchmark_file(iou_type, monkeypatch, bench_preset):
     gt_path, dt_path = bench_preset("small-segm") / "gt.json", bench_preset("small-segm") / "dets.json"
     gt = coco_io.load_coco_gt(gt_path, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 1 << 60)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 1 << 60)
     general = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
-    cols = coco_io._scan_results(dt_path.read_bytes(), iou_type)
-    assert coco_io._results_fast(cols, str(dt_path), gt, iou_type) is not None
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
+    cols = coco_io.scan_results(dt_path.read_bytes(), iou_type)
+    assert coco_io.results_from_scan(cols, str(dt_path), gt, iou_type) is not None
     _same(coco_io.load_coco_results(dt_path, gt, iou_type=iou_type), general)

@@ -10,7 +10,8 @@ import pytest
 from conftest import COCO_PAIRS
 
 from deteval.io import coco as coco_io
-from deteval.io import fast_results
+from deteval.io.scan import pieces
+from deteval.tuning import TUNING
 
 
 def _same(a, b) -> None:
@@ -30,9 +31,9 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     general_gt = coco_io.load_coco_gt(pair.gt_path)
     dt_path = pair.preds_list_path(tmp_path)  # the fast path reads plain lists only
     general_dt = coco_io.load_coco_results(dt_path, general_gt)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
-    for fn in ("_gt_fast", "_results_fast"):
+    for fn in ("gt_from_scan", "results_from_scan"):
         orig = getattr(coco_io, fn)
 
         def spy(*a, _o=orig, _n=fn):
@@ -45,15 +46,18 @@ def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     fast_dt = coco_io.load_coco_results(dt_path, fast_gt)
     # results with a box each go the fast way (box evaluation skips their masks and keypoints)
     boxed = all(r.get("bbox") for r in pair.load_preds())
-    assert taken == [("_gt_fast", True), ("_results_fast", boxed)]
+    assert taken == [("gt_from_scan", True), ("results_from_scan", boxed)]
     _same(fast_gt, general_gt)
     _same(fast_dt, general_dt)
 
 
 def _same_extra(a, b) -> None:
-    assert sorted(a.extra) == sorted(b.extra)
-    for k, x in a.extra.items():
-        y = b.extra[k]
+    """The geometry besides boxes (masks, mask areas, keypoints) equal, byte for byte."""
+    for k in ("masks", "mask_area", "keypoints"):
+        x, y = getattr(a, k), getattr(b, k)
+        assert (x is None) == (y is None), k
+        if x is None:
+            continue
         fields = [f.name for f in dataclasses.fields(x)] if dataclasses.is_dataclass(x) else [None]
         for f in fields:
             u, v = (x, y) if f is None else (getattr(x, f), getattr(y, f))
@@ -73,10 +77,10 @@ def test_fast_path_equals_general_path_segm(name, monkeypatch, tmp_path):
         pytest.skip("ground truth without masks")
     dt_path = pair.preds_list_path(tmp_path)
     general_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     taken = []
-    orig = coco_io._results_fast
-    monkeypatch.setattr(coco_io, "_results_fast", lambda *a: taken.append(orig(*a)) or taken[-1])
+    orig = coco_io.results_from_scan
+    monkeypatch.setattr(coco_io, "results_from_scan", lambda *a: taken.append(orig(*a)) or taken[-1])
     fast_dt = coco_io.load_coco_results(dt_path, gt, iou_type="segm")
     rle = all(
         isinstance(r.get("segmentation"), dict) and isinstance(r["segmentation"].get("counts"), str) for r in preds
@@ -97,12 +101,12 @@ def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, i
     except coco_io.InputError:
         pytest.skip("ground truth without masks")
     expected = coco_io.load_coco_results(dt_path, gt, iou_type=iou_type)
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
-    monkeypatch.setattr(fast_results, "_PIECE_BYTES", 1)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
+    monkeypatch.setattr(TUNING, "piece_bytes", 1)
     monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
     threads = []
-    orig = fast_results._scan_results
-    monkeypatch.setattr(fast_results, "_scan_results", lambda *a: threads.append(threading.get_ident()) or orig(*a))
+    orig = pieces.scan_result_records
+    monkeypatch.setattr(pieces, "scan_result_records", lambda *a: threads.append(threading.get_ident()) or orig(*a))
     dets, gt_pair = coco_io.load_coco_pair(dt_path, pair.gt_path, iou_type=iou_type)
     assert set(threads) - {threading.get_ident()}, "no piece was scanned on a pool thread"
     _same(gt_pair, gt)
@@ -112,7 +116,7 @@ def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, i
 
 
 def test_pair_loader_reports_the_ground_truths_error_before_the_results(tmp_path, monkeypatch):
-    monkeypatch.setattr(coco_io, "FAST_PATH_BYTES", 0)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
     bad_gt = tmp_path / "gt.json"
     bad_gt.write_text('{"images": [}')
     for preds in (tmp_path / "missing.json", COCO_PAIRS[sorted(COCO_PAIRS)[0]].preds_list_path(tmp_path)):
@@ -128,3 +132,18 @@ def test_pair_loader_reports_the_ground_truths_error_before_the_results(tmp_path
     with pytest.raises(coco_io.InputError) as paired:
         coco_io.load_coco_pair(bad_dt, good_gt)
     assert str(paired.value) == str(general.value)
+
+
+def test_pair_loader_takes_loaded_containers_as_they_are(tmp_path):
+    pair = COCO_PAIRS[sorted(COCO_PAIRS)[0]]
+    dt_path = pair.preds_list_path(tmp_path)
+    gt = coco_io.load_coco_gt(pair.gt_path)
+    dets = coco_io.load_coco_results(dt_path, gt)
+    got_dets, got_gt = coco_io.load_coco_pair(dt_path, gt)
+    assert got_gt is gt
+    _same(got_dets, dets)
+    got_dets, got_gt = coco_io.load_coco_pair(dets, pair.gt_path)
+    assert got_dets is dets
+    _same(got_gt, gt)
+    got_dets, got_gt = coco_io.load_coco_pair(dets, gt)
+    assert got_dets is dets and got_gt is gt

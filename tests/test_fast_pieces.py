@@ -14,8 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deteval.io import fast_results as fr
 from deteval.io import json_source
+from deteval.io.scan import pieces, results
+from deteval.io.scan import result_records as rr
+from deteval.io.scan.lexer import MAX_DEPTH
+from deteval.tuning import TUNING
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -37,7 +40,7 @@ _RLE_RECORDS = [
 
 def _scan_in_pieces(raw, buf, mode, bounds):
     """The rows of a scan of these pieces, on every thread."""
-    return fr._PieceScan(raw, buf, mode, bounds, fr.num_threads() - 1).rows()
+    return pieces.PieceScan(raw, buf, mode, bounds, results.num_threads() - 1).rows()
 
 
 def _text(records, indent=None) -> bytes:
@@ -54,7 +57,7 @@ def _same(a, b) -> None:
     assert (a is None) == (b is None)
     if a is None:
         return
-    has_box = (a[4] & (1 << fr._K_BBOX)) != 0  # a record without a box leaves its row unwritten
+    has_box = (a[4] & (1 << rr.K_BBOX)) != 0  # a record without a box leaves its row unwritten
     for i, (x, y) in enumerate(zip(a, b)):
         assert x.dtype == y.dtype and x.shape == y.shape
         if i == 2:
@@ -82,35 +85,35 @@ def _piece_scans(buf, mode: int, bounds) -> list[bool]:
     """Whether each piece scans on its own (the first with the list's ``[``, the last with its ``]``)."""
     oks = []
     for k, (lo, hi) in enumerate(bounds):
-        cap = (hi - lo) // fr._MIN_RECORD_BYTES + 1
+        cap = (hi - lo) // rr.MIN_RECORD_BYTES + 1
         columns = (
             np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 4)), np.empty(cap),
-            np.empty(cap, np.int64), np.empty((cap if mode == fr._M_READ else 0, 6), np.int64),
-            np.empty((5 * cap, 4), np.int64), np.empty(fr._MAX_DEPTH, np.uint8),
+            np.empty(cap, np.int64), np.empty((cap if mode == rr.M_READ else 0, 6), np.int64),
+            np.empty((5 * cap, 4), np.int64), np.empty(MAX_DEPTH, np.uint8),
         )  # fmt: skip
-        oks.append(bool(fr._scan_results(buf[lo:hi], k == 0, k == len(bounds) - 1, mode, *columns)[0]))
+        oks.append(bool(rr.scan_result_records(buf[lo:hi], k == 0, k == len(bounds) - 1, mode, *columns)[0]))
     return oks
 
 
 @pytest.mark.parametrize("indent", [None, 1])
 def test_every_comma_as_a_cut_reads_as_one_scan(indent):
     raw = _text(_BOX_RECORDS, indent)
-    assert len(_whole(raw, fr._M_SKIP)[-1]) == 2  # the spans
+    assert len(_whole(raw, rr.M_SKIP)[-1]) == 2  # the spans
     # the cuts between records scan as pieces; the others fail there and fall back to one scan
-    assert _every_cut(raw, fr._M_SKIP) == len(_BOX_RECORDS) - 1
+    assert _every_cut(raw, rr.M_SKIP) == len(_BOX_RECORDS) - 1
 
 
 def test_every_comma_as_a_cut_with_masks_read():
     raw = _text(_RLE_RECORDS)
-    assert _whole(raw, fr._M_READ) is not None
-    assert _every_cut(raw, fr._M_READ) == len(_RLE_RECORDS) - 1
+    assert _whole(raw, rr.M_READ) is not None
+    assert _every_cut(raw, rr.M_READ) == len(_RLE_RECORDS) - 1
 
 
 def test_a_file_the_whole_scan_declines_is_declined_in_pieces():
     for bad in (b'[{"image_id": 1}, {"image_id": 2}]', b'[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], '
                 b'"score": 1}, {"image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "score": NaN}]'):  # fmt: skip
-        assert _whole(bad, fr._M_SKIP) is None
-        _every_cut(bad, fr._M_SKIP)
+        assert _whole(bad, rr.M_SKIP) is None
+        _every_cut(bad, rr.M_SKIP)
 
 
 @pytest.mark.parametrize(
@@ -122,16 +125,16 @@ def test_a_file_the_whole_scan_declines_is_declined_in_pieces():
 )
 def test_data_files_in_pieces_and_mapped(name, masks, monkeypatch, tmp_path):
     raw = (DATA / name).read_bytes()
-    one = fr.parse_results_columns(raw, masks=masks)
+    one = results.parse_results_columns(raw, masks=masks)
     assert one is not None
-    monkeypatch.setattr(fr, "_PIECE_BYTES", 1)
-    monkeypatch.setattr(fr, "num_threads", lambda: 3)
-    assert len(fr._pieces(raw, 3)) == 3 * fr._PIECES_PER_THREAD
-    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
+    monkeypatch.setattr(TUNING, "piece_bytes", 1)
+    monkeypatch.setattr(results, "num_threads", lambda: 3)
+    assert len(pieces.cut_pieces(raw, 3)) == 3 * TUNING.pieces_per_thread
+    monkeypatch.setattr(TUNING, "map_bytes", 1)
     mapped = json_source.read_bytes(DATA / name, "results")
     assert isinstance(mapped, mmap.mmap)
     for source in (raw, mapped):
-        cols = fr.parse_results_columns(source, masks=masks)
+        cols = results.parse_results_columns(source, masks=masks)
         for key in ("image_id", "category_id", "bbox", "score"):
             assert np.array_equal(cols[key], one[key]) and cols[key].dtype == one[key].dtype
         if masks == "read":
@@ -147,7 +150,7 @@ def test_a_mapped_file_the_scanner_declines_reads_the_general_way(text_of, monke
     from deteval.errors import InputError
     from deteval.io import coco
 
-    monkeypatch.setattr(coco, "FAST_PATH_BYTES", 1)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 1)
     folder = DATA / "coco_fake100"
     path = tmp_path / "results.json"
     path.write_text(text_of((folder / "instances_val2014_fakebbox100_results.json").read_text()))
@@ -160,7 +163,7 @@ def test_a_mapped_file_the_scanner_declines_reads_the_general_way(text_of, monke
             return str(exc)
 
     plain = load()
-    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
+    monkeypatch.setattr(TUNING, "map_bytes", 1)
     assert isinstance(json_source.read_bytes(path, "results"), mmap.mmap)
     mapped = load()
     if isinstance(plain, str):
@@ -176,15 +179,15 @@ def test_a_mapped_file_whose_scanned_pages_are_released_still_reads_its_python_n
     records = [dict(r, image_id=i) for i in range(3000) for r in _BOX_RECORDS[:2]]  # several pages a piece
     path = tmp_path / "results.json"
     path.write_bytes(_text(records))
-    one = fr.parse_results_columns(path.read_bytes(), masks="skip")
-    monkeypatch.setattr(fr, "_PIECE_BYTES", 1 << 14)
-    monkeypatch.setattr(fr, "num_threads", lambda: 2)
-    monkeypatch.setattr(json_source, "_MAP_BYTES", 1)
-    released, release = [], fr._release_pages
-    monkeypatch.setattr(fr, "_release_pages", lambda raw, lo, hi: released.append(lo) or release(raw, lo, hi))
+    one = results.parse_results_columns(path.read_bytes(), masks="skip")
+    monkeypatch.setattr(TUNING, "piece_bytes", 1 << 14)
+    monkeypatch.setattr(results, "num_threads", lambda: 2)
+    monkeypatch.setattr(TUNING, "map_bytes", 1)
+    released, release = [], pieces.release_pages
+    monkeypatch.setattr(pieces, "release_pages", lambda raw, lo, hi: released.append(lo) or release(raw, lo, hi))
     mapped = json_source.read_bytes(path, "results")
     assert isinstance(mapped, mmap.mmap)
-    cols = fr.parse_results_columns(mapped, masks="skip")
+    cols = results.parse_results_columns(mapped, masks="skip")
     assert len(released) == 8  # every piece
     for key in ("image_id", "category_id", "bbox", "score"):
         assert np.array_equal(cols[key], one[key]) and cols[key].dtype == one[key].dtype

@@ -1,4 +1,4 @@
-"""The numba results scanner (deteval.io.fast_results) against Python's json and float.
+"""The numba results scanner (deteval.io.scan) against Python's json and float.
 
 Whenever ``parse_results_columns`` returns columns they must be bit-identical to what the
 general loader reads (``json.loads``/orjson, ``float(token)``, ``np.array``); whenever the
@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import mutate_bytes
 
-from deteval.io.fast_results import _Q_MAX, _Q_MIN, _wide, parse_gt_columns, parse_results_columns
+from deteval.io.scan.gt import parse_gt_columns
+from deteval.io.scan.numbers import Q_MAX, Q_MIN, wide
+from deteval.io.scan.results import parse_results_columns
 
 DATA = Path(__file__).resolve().parent / "data"
 REQUIRED = ("image_id", "category_id", "bbox", "score")
@@ -211,7 +213,7 @@ def test_number_forms_exact():
             tokens.append(f"{rng.uniform(-2000, 2000):.{rng.randrange(19)}f}")
         elif kind == 3:  # random digit strings with an exponent near the table's ends
             digits = str(rng.randrange(1, 10 ** rng.randrange(1, 19)))
-            e = rng.choice([rng.randrange(-30, 30), rng.randrange(_Q_MIN - 20, _Q_MAX + 20)])
+            e = rng.choice([rng.randrange(-30, 30), rng.randrange(Q_MIN - 20, Q_MAX + 20)])
             tokens.append(f"{'-' if rng.random() < 0.3 else ''}{digits}{rng.choice('eE')}{e:+d}")
         elif kind == 4:  # integer part and fraction of random lengths
             ip = rng.choice(["0", str(rng.randrange(1, 10**8))])
@@ -232,8 +234,8 @@ def test_wide_step_against_python():
     answered = 0
     for _ in range(20000):
         m = rng.randrange(1, 10 ** rng.randrange(1, 19))
-        q = rng.choice([rng.randrange(-25, 25), rng.randrange(_Q_MIN, _Q_MAX + 1)])
-        v, ok = _wide(m, q)
+        q = rng.choice([rng.randrange(-25, 25), rng.randrange(Q_MIN, Q_MAX + 1)])
+        v, ok = wide(m, q)
         if ok:
             answered += 1
             want = float(f"{m}e{q}")
@@ -243,10 +245,10 @@ def test_wide_step_against_python():
 
 def test_wide_declines_half_way_and_exact():
     for m, q in [(9007199254740993, 0), (45035996273704965, -1), (45035996273704970, -1), (2**59, 0)]:
-        v, ok = _wide(m, q)
+        v, ok = wide(m, q)
         if ok:
             assert v == float(Fraction(m) * Fraction(10) ** q)
-    assert not _wide(9007199254740993, 0)[1]
+    assert not wide(9007199254740993, 0)[1]
 
 
 def test_integer_tokens_in_float_columns():

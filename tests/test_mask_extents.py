@@ -1,4 +1,4 @@
-"""Mask extents (``deteval.io.masks.rle_extents``) against pycocotools' ``toBbox``, run for run.
+"""Mask extents (``deteval.rle.rle_extents``) against pycocotools' ``toBbox``, run for run.
 
 toBbox works on the runs alone (no pixels), so any runs can be checked: zero-length runs, runs
 crossing columns, a trailing 0-run, and totals beyond 2**32, where toBbox's 32-bit positions wrap.
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
 
-from deteval.io.masks import rle_extents
+from deteval.rle import rle_extents
 
 
 @st.composite

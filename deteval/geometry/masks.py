@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.geometry.boxes import iou_xywh
-from deteval.io.masks import _U32, rle_extents
 from deteval.jit import njit, run_chunks
+from deteval.rle import U32 as _U32
+from deteval.rle import rle_extents
 
 
 @njit(cache=True)

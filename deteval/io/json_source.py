@@ -8,6 +8,7 @@ from contextlib import suppress
 from typing import Any
 
 from deteval.errors import InputError
+from deteval.tuning import TUNING
 
 try:  # orjson parses 3-5x faster than the standard library; optional
     import orjson as _orjson
@@ -15,19 +16,16 @@ except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None
 
 
-_MAP_BYTES = 1 << 20  # files from this size on are mapped, not copied: reading 40 MB takes 25 ms, mapping it 4
-
-
 def read_bytes(source: str | os.PathLike, what: str) -> bytes | mmap.mmap:
     """The bytes of a file, with clear errors naming it.
 
-    A regular file of 1 MB or more comes as a read-only memory map (sliced, it
+    A regular file of ``TUNING.map_bytes`` (1 MB) or more comes as a read-only memory map (sliced, it
     gives ``bytes``), not a copy: the byte scanners read it in place.
     """
     name = str(source)
     try:
         with open(source, "rb") as f:
-            if os.fstat(f.fileno()).st_size >= _MAP_BYTES:
+            if os.fstat(f.fileno()).st_size >= TUNING.map_bytes:
                 with suppress(OSError, ValueError):  # not a regular file, say: read as usual
                     return _map(f.fileno())
             return f.read()

@@ -9,42 +9,29 @@ sub-pixel rounding defines COCO's masks); compressed RLE strings are decoded her
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.jit import njit, run_chunks
+from deteval.jit import njit
+from deteval.rle import U32, Masks, rle_extents
 
-_U32 = 0xFFFFFFFF  # pycocotools counts pixels in 32-bit unsigned ints
-_U32_MAX = _U32
+# Masks and rle_extents live in deteval.rle; they are named here too, beside what makes masks from files
+__all__ = [
+    "POLYGON_LIMIT",
+    "Masks",
+    "decode_rle_strings",
+    "masks_from_segmentations",
+    "place_runs",
+    "rle_extents",
+    "run_totals",
+]
+
 # pycocotools rasterises polygons at 5x with int arithmetic and walks the boundary pixel by pixel:
 # coordinates near 4e8 overflow it (a crash), and far smaller ones already take gigabytes
-_POLYGON_LIMIT = 1e6
-
-
-@dataclass(frozen=True)
-class Masks:
-    """Run-length masks, one per row: ``counts[offsets[i]:offsets[i+1]]`` is row i."""
-
-    counts: np.ndarray  # uint32, all rows' runs
-    offsets: np.ndarray  # int64 (N + 1,)
-    height: np.ndarray  # int64 (N,)
-    width: np.ndarray  # int64 (N,)
-    area: np.ndarray  # float64 (N,), pixels of each mask
-
-    def __len__(self) -> int:
-        return len(self.height)
-
-    def take(self, rows: np.ndarray) -> Masks:
-        """The masks ``rows``, in that order."""
-        lengths = np.diff(self.offsets)[rows]
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        # position of every kept run in the source: each mask's start, then consecutive
-        idx = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
-        return Masks(self.counts[idx], offsets, self.height[rows], self.width[rows], self.area[rows])
+POLYGON_LIMIT = 1e6
 
 
 @njit(cache=True)
@@ -88,7 +75,7 @@ def _decode_into(buf, starts, ends, out, out_off):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _run_totals(runs, offsets):  # pragma: no cover - numba
+def run_totals(runs, offsets):  # pragma: no cover - numba
     """Per mask: sum of all runs, pixels (odd runs), and whether a run is negative."""
     n = len(offsets) - 1
     total = np.zeros(n, np.int64)
@@ -106,7 +93,7 @@ def _run_totals(runs, offsets):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _place(flat, offsets, rows, values, src_off):  # pragma: no cover - numba
+def place_runs(flat, offsets, rows, values, src_off):  # pragma: no cover - numba
     """``flat[offsets[rows[i]]:...] = values[src_off[i]:src_off[i + 1]]`` for each i."""
     for i in range(rows.size):
         o = offsets[rows[i]]
@@ -120,105 +107,6 @@ def _any_per_row(flags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if len(hit):
         rows[np.searchsorted(offsets, hit, side="right") - 1] = True
     return rows
-
-
-def rle_extents(counts: np.ndarray, offsets: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """Bounding box ``[x, y, w, h]`` (float64 ``(N, 4)``) of each mask, as pycocotools 2.0.11's ``toBbox``.
-
-    Each non-empty 1-run spans pixels ``start .. end`` (column-major); the box
-    takes their columns, and their rows too unless the run crosses a column,
-    which makes the box full height. A mask without a (0-run, 1-run) pair has
-    box zeros; one whose 1-runs are all empty keeps the initial ``xs = w``, ``ys = h`` and 32-bit
-    wrapped sizes, as pycocotools' unsigned arithmetic leaves them. ``counts`` as the
-    :class:`Masks` hold them (uint32); masks are done in ranges on threads.
-    """
-    counts = np.ascontiguousarray(counts, np.uint32)
-    offsets = np.ascontiguousarray(offsets, np.int64)
-    out = np.zeros((len(offsets) - 1, 4))
-    run_chunks(
-        _extents_range, len(out), np.diff(offsets), counts, offsets,
-        np.ascontiguousarray(height, np.int64), np.ascontiguousarray(width, np.int64), out,
-    )  # fmt: skip
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _extents_range(lo, hi, counts, offsets, height, width, out):  # pragma: no cover - numba
-    for i in range(lo, hi):
-        h = np.int64(height[i])
-        m = (offsets[i + 1] - offsets[i]) // 2 * 2  # a trailing 0-run adds nothing
-        if m == 0 or h == 0:
-            continue
-        if not _extent_by_columns(counts, offsets[i], m, h, np.int64(width[i]), out[i]):
-            _extent_wrapping(counts, offsets[i], m, h, np.int64(width[i]), out[i])
-
-
-@njit(cache=True)
-def _extent_by_columns(counts, o, m, h, w, box):  # pragma: no cover - numba
-    """The extent of one mask, following (column, row) along the runs: a division only where a run
-    crosses columns, where toBbox divides at every 1-run. False (nothing written) if the runs
-    reach 2**32, where toBbox's unsigned positions wrap: :func:`_extent_wrapping` then."""
-    xs, ys, xe, ye = w, h, np.int64(0), np.int64(0)
-    col = row = total = np.int64(0)
-    for j in range(m):
-        run = np.int64(counts[o + j])
-        total += run
-        if j & 1 and run > 0:
-            end = row + run - 1  # the run's last pixel, as an offset from the top of this column
-            xs = min(xs, col)
-            if end < h:
-                ys = min(ys, row)
-                ye = max(ye, end)
-                xe = max(xe, col)
-            else:  # crosses a column: full height
-                xe = max(xe, col + end // h)
-                ys = 0
-                ye = h - 1
-        row += run
-        if row >= h:  # into the next column, usually; further ones divide
-            row -= h
-            col += 1
-            if row >= h:
-                q = row // h
-                col += q
-                row -= q * h
-    if total > _U32:
-        return False
-    box[0] = xs
-    box[1] = ys
-    box[2] = (xe - xs + 1) & _U32
-    box[3] = (ye - ys + 1) & _U32
-    return True
-
-
-@njit(cache=True)
-def _extent_wrapping(counts, o, m, h, w, box):  # pragma: no cover - numba
-    """toBbox step by step, positions in 32 bits as pycocotools keeps them."""
-    xs, ys, xe, ye = w, h, np.int64(0), np.int64(0)
-    cc = np.int64(0)
-    for j in range(m):
-        start = cc
-        run = np.int64(counts[o + j])
-        cc = (cc + run) & _U32
-        if j % 2 == 0 or run == 0:
-            continue
-        y0 = start % h
-        x0 = (start - y0) // h
-        end = (cc - 1) & _U32
-        y1 = end % h
-        x1 = (end - y1) // h
-        xs = min(xs, x0)
-        xe = max(xe, x1)
-        if x0 < x1:
-            ys = 0
-            ye = h - 1
-        else:
-            ys = min(ys, y0)
-            ye = max(ye, y1)
-    box[0] = xs
-    box[1] = ys
-    box[2] = (xe - xs + 1) & _U32
-    box[3] = (ye - ys + 1) & _U32
 
 
 def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -254,11 +142,11 @@ def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
             rule = f"a polygon needs at least 3 points (6 numbers, even count), got {len(part)}"
             raise InputError(name, record, rule)
         # integers clamped (still beyond the limit): one beyond float64 must not overflow the conversion
-        values = np.array([min(max(v, -2 * _POLYGON_LIMIT), 2 * _POLYGON_LIMIT) if type(v) is int else v for v in part])
+        values = np.array([min(max(v, -2 * POLYGON_LIMIT), 2 * POLYGON_LIMIT) if type(v) is int else v for v in part])
         if not np.isfinite(values).all():
             raise InputError(name, record, "a polygon has a non-finite coordinate")
-        if np.abs(values).max() > _POLYGON_LIMIT:
-            rule = f"a polygon coordinate beyond ±{_POLYGON_LIMIT:g} (pycocotools' rasteriser overflows)"
+        if np.abs(values).max() > POLYGON_LIMIT:
+            rule = f"a polygon coordinate beyond ±{POLYGON_LIMIT:g} (pycocotools' rasteriser overflows)"
             raise InputError(name, record, rule)
 
 
@@ -279,7 +167,7 @@ def _polygon_coords(segs: list, rows: list[int], hs: np.ndarray, ws: np.ndarray)
         coords = np.fromiter(chain.from_iterable(parts), np.float64, int(lengths.sum()))
     except OverflowError:  # an integer beyond float64
         return None
-    if not np.isfinite(coords).all() or np.abs(coords).max() > _POLYGON_LIMIT:
+    if not np.isfinite(coords).all() or np.abs(coords).max() > POLYGON_LIMIT:
         return None
     return coords, lengths, per_row
 
@@ -356,7 +244,7 @@ def masks_from_segmentations(
                 elif isinstance(counts, list):
                     if not set(map(type, counts)) <= {int}:
                         raise InputError(name, record(i), "uncompressed RLE 'counts' must be integers")
-                    if counts and max(counts) > _U32_MAX:  # before int64 conversion, which may overflow
+                    if counts and max(counts) > U32:  # before int64 conversion, which may overflow
                         raise InputError(name, record(i), "RLE has a run beyond 2**32 - 1 (pycocotools stores uint32)")
                     lists[i] = np.array(counts, dtype=np.int64)
                 else:
@@ -416,12 +304,12 @@ def masks_from_segmentations(
         flat = np.empty(offsets[-1], np.int64)
         for rows, values, src_off in pieces:
             if src_off[-1]:
-                _place(flat, offsets, rows, values, src_off)
+                place_runs(flat, offsets, rows, values, src_off)
     else:
         offsets = np.concatenate([[0], np.cumsum(n_runs)]).astype(np.int64)
         flat = runs
-    total, ones, negative = _run_totals(flat, offsets)
-    too_long = _any_per_row(flat > _U32_MAX, offsets)
+    total, ones, negative = run_totals(flat, offsets)
+    too_long = _any_per_row(flat > U32, offsets)
     for i in np.flatnonzero(negative | too_long | (total != hs * ws)):
         if negative[i]:
             raise InputError(name, record(int(i)), "RLE has a negative run")

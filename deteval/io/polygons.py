@@ -33,9 +33,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from deteval.jit import njit, num_threads
+from deteval.tuning import TUNING
 
 _SCALE = 5.0
-_MIN_CHUNK = 2000  # objects per thread, at least
 _INT32_MIN = -(2**31)
 # toggles are column-major pixel indices; pycocotools computes them in 32-bit ints
 MAX_PIXELS = 2**31 - 1
@@ -311,7 +311,7 @@ def polygon_runs(
     heights = np.asarray(heights, np.int64)
     widths = np.asarray(widths, np.int64)
     n = len(obj_off) - 1
-    threads = min(num_threads(), n // _MIN_CHUNK)
+    threads = min(num_threads(), n // TUNING.polygons_per_thread)
     if threads <= 1:
         return _rasterise(xy, part_off, obj_off, heights, widths)
     # chunks of about equal outline (vertices), one per thread: the kernel runs without the GIL

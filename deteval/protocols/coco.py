@@ -81,7 +81,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
     ious = overlaps(groups, dets, gt, params)
     # pycocotools reads a mask result's area from its box when it has one; fixed mode uses the mask
-    dt_area = dets.extra["mask_area"] if params.iou_type == "segm" and not params.compat else dets.area
+    dt_area = dets.mask_area if params.iou_type == "segm" and not params.compat else dets.area
     state = match_groups(
         groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges
     )
@@ -107,9 +107,9 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
 
 
 def _need(container, key: str, iou_type: str):
-    if key not in container.extra:
+    if getattr(container, key) is None:
         raise InputError(container.source, None, f"loaded without {key}: load it with iou_type={iou_type!r}")
-    return container.extra[key]
+    return getattr(container, key)
 
 
 def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> np.ndarray:

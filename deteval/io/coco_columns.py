@@ -1,0 +1,194 @@
+"""COCO columns into the containers: the one place that applies pycocotools' reading rules.
+
+Two readers feed this step: the general one (:mod:`deteval.io.coco_json`, any
+JSON, precise errors) and the byte scanner (:mod:`deteval.io.scan`, plain
+files, straight into arrays). Each checks its own input and gives columns
+whose values are already what ``json.loads`` gives; what is decided *from*
+those values (a missing box becomes the mask's extent, loadRes' branch picks
+the area, keypoint results' box and area ...) is decided here, once, so the
+two readers cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from deteval.types import Detections, GroundTruth, IdTable, xywh_area
+
+if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
+    from deteval.rle import Masks
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class DetevalWarning(UserWarning):
+    """Input that deteval accepts but that changes what is evaluated."""
+
+
+def warn(message: str) -> None:
+    """A :class:`DetevalWarning` attributed to the first caller outside deteval: the user's line, whichever
+    loader (general, scanned, paired) got there."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, DetevalWarning, stacklevel=level)
+
+
+@dataclass
+class GtColumns:
+    """A ground truth file's annotations as columns, in file order, with its image and category tables."""
+
+    images: IdTable  # heights and widths of the first record of each id (-1 where missing)
+    categories: IdTable
+    ann_id: np.ndarray  # int64, or str (then numbered 1, 2, ...)
+    image_id: np.ndarray  # the user's ids, int64 or str
+    category_id: np.ndarray
+    bbox: np.ndarray  # float64 (N, 4); zeros where missing
+    has_bbox: np.ndarray  # bool (N,)
+    area: np.ndarray  # float64 (N,), the given area where has_area
+    has_area: np.ndarray  # bool (N,)
+    crowd: np.ndarray  # bool (N,)
+    ignore: np.ndarray  # bool (N,)
+    # mask evaluation: the masks of the kept annotations (their rows, and their images' heights and
+    # widths), or None where the scanner declines them (the general reader raises instead)
+    segmentations: Callable[[np.ndarray, np.ndarray, np.ndarray], Masks | None] | None = None
+    keypoints: np.ndarray | None = None  # float64 (N, 3K), keypoint evaluation
+    num_keypoints: np.ndarray | None = None  # float64 (N,), NaN where missing
+
+
+def ground_truth_from_columns(cols: GtColumns, name: str) -> GroundTruth | None:
+    """The :class:`GroundTruth` of ``cols`` (``None`` where its segmentation reader declines).
+
+    A missing ``area`` is the box's ``w*h``. Annotations whose image or category is not listed are
+    dropped with a :class:`DetevalWarning` (pycocotools drops them silently). With masks, a missing
+    box is the mask's extent (pycocotools reads no ground-truth box there) and, with the area
+    missing too, the area is the mask's. A missing ``num_keypoints`` is the count of labelled ones.
+    """
+    image, img_found = cols.images.lookup(cols.image_id)
+    category, cat_found = cols.categories.lookup(cols.category_id)
+    keep = img_found & cat_found
+    boxes = cols.bbox
+    area = np.where(cols.has_area, cols.area, xywh_area(boxes))
+    masks = None
+    if cols.segmentations is not None:
+        kept = np.flatnonzero(keep)
+        masks = cols.segmentations(kept, cols.images.height[image[kept]], cols.images.width[image[kept]])
+        if masks is None:
+            return None
+        boxless = np.flatnonzero(~cols.has_bbox[kept])
+        if len(boxless):
+            from deteval.rle import rle_extents
+
+            at = kept[boxless]
+            sub = masks.take(boxless)
+            boxes[at] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
+            no_area = ~cols.has_area[at]
+            area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
+    rows = slice(None)  # every annotation kept: the columns themselves, no copies (a large file's are large)
+    if not keep.all():
+        rows = keep
+        warn(
+            f"{name}: {int((~img_found).sum())} annotations name an image and "
+            f"{int((img_found & ~cat_found).sum())} a category that the ground truth does not list; "
+            "they are not evaluated (as in pycocotools)"
+        )
+    keypoints = num_keypoints = None
+    if cols.keypoints is not None:
+        counted = (cols.keypoints[:, 2::3] > 0).sum(axis=1)
+        keypoints = cols.keypoints[rows]
+        num_keypoints = np.where(np.isnan(cols.num_keypoints), counted, cols.num_keypoints)[rows]
+    ann_id = cols.ann_id
+    if ann_id.dtype.kind != "i":
+        # pycocotools marks matches with annotation ids; only integers keep its id-0 rule meaningful
+        ann_id = np.arange(1, len(ann_id) + 1, dtype=np.int64)
+    return GroundTruth(
+        image=image[rows],
+        category=category[rows],
+        boxes=boxes[rows],
+        area=area[rows],
+        crowd=cols.crowd[rows],
+        ignore=cols.ignore[rows],
+        difficult=np.zeros(int(keep.sum()), dtype=bool),
+        ann_id=ann_id[rows],
+        images=cols.images,
+        categories=cols.categories,
+        box_format="xywh",
+        source=name,
+        masks=masks,
+        keypoints=keypoints,
+        num_keypoints=num_keypoints,
+    )
+
+
+def loadres_branch(has_bbox: bool, has_segmentation: bool, has_keypoints: bool) -> str:
+    """Which of pycocotools' ``loadRes`` branches reads all the results, from what the first one has
+    (a ``bbox`` that is ``[]`` counts as none): ``"bbox"``, ``"segm"``, ``"keypoints"`` or ``"none"``."""
+    if has_bbox:
+        return "bbox"
+    if has_segmentation:
+        return "segm"
+    if has_keypoints:
+        return "keypoints"
+    return "none"
+
+
+def box_polygon(box: np.ndarray) -> list:
+    """An xywh box as the one-part polygon pycocotools gives a box-only result in mask evaluation."""
+    x1, y1 = box[0], box[1]
+    x2, y2 = x1 + box[2], y1 + box[3]
+    return [[x1, y1, x1, y2, x2, y2, x2, y1]]
+
+
+def detections_from_columns(
+    name: str,
+    image: np.ndarray,
+    category: np.ndarray,
+    score: np.ndarray,
+    branch: str,
+    boxes: np.ndarray | None,
+    has_bbox: np.ndarray | None = None,
+    masks: Masks | None = None,
+    keypoints: np.ndarray | None = None,
+) -> Detections:
+    """The :class:`Detections` of checked columns (image and category indices into the ground truth's
+    tables), boxes and areas as ``branch`` of pycocotools' ``loadRes`` reads them.
+
+    ``"bbox"``: the area is ``w*h``, masks or not (the reason detectron2 drops ``bbox`` from mask
+    results). ``"segm"``: the area is the mask's, and a missing box (``has_bbox`` false; zeros in
+    ``boxes``) is the mask's extent. ``"keypoints"``: box and area are the extent of all keypoints,
+    unlabelled (0, 0) ones included. ``mask_area`` is always the masks' own area.
+    """
+    if branch == "bbox":
+        area = xywh_area(boxes)
+    elif branch == "segm":
+        boxless = np.flatnonzero(~has_bbox)
+        if len(boxless):
+            from deteval.rle import rle_extents
+
+            sub = masks.take(boxless)
+            boxes[boxless] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
+        area = masks.area
+    else:
+        x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+        x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+        boxes = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
+        area = (x1 - x0) * (y1 - y0)
+    return Detections(
+        image=image,
+        category=category,
+        boxes=boxes,
+        score=score,
+        area=area,
+        box_format="xywh",
+        source=name,
+        masks=masks,
+        mask_area=None if masks is None else masks.area,
+        keypoints=keypoints,
+    )

@@ -1,0 +1,278 @@
+"""The general COCO reader: any JSON (already parsed) into checked columns, errors naming the record.
+
+It checks what the files say (types, keys, finite numbers, box sizes, duplicate
+ids) in the order a user meets the problems, and leaves what is decided from the
+values to :mod:`deteval.io.coco_columns`, which the byte scanner feeds too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.coco_columns import (
+    GtColumns,
+    box_polygon,
+    detections_from_columns,
+    ground_truth_from_columns,
+    loadres_branch,
+    warn,
+)
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
+
+
+def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> GroundTruth:
+    """The :class:`GroundTruth` of a parsed COCO ground truth (see :func:`deteval.io.coco.load_coco_gt`)."""
+    if not isinstance(data, dict):
+        raise InputError(name, None, f"ground truth must be a JSON object, got {type(data).__name__}")
+    images = _get_list(data, "images", name)
+    categories = _get_list(data, "categories", name)
+    anns = _get_list(data, "annotations", name)
+
+    img_ids, img_first = _id_table(images, name, "images", unique=False)
+    firsts = [images[i] for i in img_first]
+    height = _numbers([im.get("height", -1) for im in firsts], name, "images", "height", firsts)
+    width = _numbers([im.get("width", -1) for im in firsts], name, "images", "width", firsts)
+    cat_ids, cat_first = _id_table(categories, name, "categories", unique=True)
+    cat_names = [str(categories[i].get("name", categories[i]["id"])) for i in cat_first]
+
+    lst = "annotations"
+    ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns)
+    if has_duplicates(ann_ids):
+        _id_table(anns, name, lst, unique=True)  # raises naming the duplicate
+    image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns)
+    category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns)
+    # pycocotools never reads a ground-truth box for masks: there it may be absent (the mask's extent is used)
+    bbox_raw = _column(anns, "bbox", name, lst, default=None if iou_type == "segm" else KeyError)
+    no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
+    if no_box.any():
+        bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]
+    boxes = _numbers(bbox_raw, name, lst, "bbox", anns, width=4)
+    _check_box_sizes(boxes, name, lst, anns)
+    area_raw = _column(anns, "area", name, lst, default=None)
+    missing_area = np.array([a is None for a in area_raw], dtype=bool).reshape(-1)
+    area = np.zeros(len(anns))
+    if not missing_area.all():
+        present = [i for i in range(len(anns)) if not missing_area[i]]
+        area[present] = _numbers([area_raw[i] for i in present], name, lst, "area", [anns[i] for i in present])
+    crowd = _flags(_column(anns, "iscrowd", name, lst, default=0), name, lst, "iscrowd", anns)
+    ignore = _flags(_column(anns, "ignore", name, lst, default=0), name, lst, "ignore", anns)
+    cols = GtColumns(
+        images=IdTable(img_ids, height=height, width=width),
+        categories=IdTable(cat_ids, names=cat_names),
+        ann_id=ann_ids,
+        image_id=image_ids,
+        category_id=category_ids,
+        bbox=boxes,
+        has_bbox=~no_box,
+        area=area,
+        has_area=~missing_area,
+        crowd=crowd,
+        ignore=ignore,
+    )
+    if iou_type == "segm":
+
+        def segmentations(kept: np.ndarray, heights: np.ndarray, widths: np.ndarray):
+            from deteval.io.masks import masks_from_segmentations  # numba: only for masks
+
+            kept_anns = [anns[i] for i in kept]
+            segs = _column(kept_anns, "segmentation", name, lst)
+            return masks_from_segmentations(segs, heights, widths, name, lst, kept_anns)
+
+        cols.segmentations = segmentations
+    elif iou_type == "keypoints":
+        cols.keypoints = _keypoints(_column(anns, "keypoints", name, lst), name, lst, anns)
+        given = _column(anns, "num_keypoints", name, lst, default=None)
+        # checked with 0 for the missing ones, which the count of labelled keypoints replaces
+        num = _numbers([0 if v is None else v for v in given], name, lst, "num_keypoints", anns)
+        num[[v is None for v in given]] = np.nan
+        cols.num_keypoints = num
+    return ground_truth_from_columns(cols, name)
+
+
+def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections:
+    """The :class:`Detections` of parsed COCO results (see :func:`deteval.io.coco.load_coco_results`)."""
+    lst = "results"
+    if isinstance(data, dict) and isinstance(data.get("annotations"), list):
+        data, lst = data["annotations"], "annotations"  # a whole COCO dataset of detections
+    if not isinstance(data, list):
+        raise InputError(name, None, f"results must be a JSON list of detections, got {type(data).__name__}")
+    if data and isinstance(data[0], dict) and "score" not in data[0] and "iscrowd" in data[0]:
+        rule = "has no 'score' but has 'iscrowd': is this ground truth? The order is PREDS GT"
+        raise InputError(name, _record(lst, 0, data[0]), rule)
+    img_vals = _column(data, "image_id", name, lst)
+    image_ids = _ids(img_vals, name, lst, "image_id", data)
+    image, found = gt.images.lookup(image_ids)
+    if not found.all():
+        i = int(np.argmin(found))
+        rule = f"image_id {img_vals[i]!r} is not an image of the ground truth ({gt.source})"
+        raise InputError(name, _record(lst, i, data[i]), rule)
+    cat_vals = _column(data, "category_id", name, lst)
+    category, keep = gt.categories.lookup(_ids(cat_vals, name, lst, "category_id", data))
+    score = _numbers(_column(data, "score", name, lst), name, lst, "score", data)
+    if not keep.all():
+        missing = sorted({str(c) for c, f in zip(cat_vals, keep) if not f})
+        warn(
+            f"{name}: skipped {int((~keep).sum())} results whose category_id is not in the ground truth "
+            f"({', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}), as pycocotools does"
+        )
+    kept = np.flatnonzero(keep)
+    data = [data[i] for i in kept] if len(kept) < len(data) else data
+    image, category, score = image[kept], category[kept], score[kept]
+
+    first = data[0] if data else {"bbox": None}  # every record is an object here (their ids were read)
+    # a bbox [] reads as absent, as in loadRes
+    branch = loadres_branch(first.get("bbox", []) != [], "segmentation" in first, "keypoints" in first)
+    if branch == "none":
+        raise InputError(name, _record(lst, 0, data[0]), "a result needs a 'bbox', a 'segmentation' or 'keypoints'")
+    boxes = None
+    if branch == "bbox":
+        boxes = _numbers(_column(data, "bbox", name, lst), name, lst, "bbox", data, width=4)
+        _check_box_sizes(boxes, name, lst, data)
+    masks = None
+    if branch == "segm" or iou_type == "segm":
+        from deteval.io.masks import masks_from_segmentations  # numba: only for masks
+
+        if branch == "bbox":  # pycocotools gives box-only results their box as a polygon
+            segs = [r["segmentation"] if "segmentation" in r else box_polygon(b) for r, b in zip(data, boxes)]
+        else:
+            segs = _column(data, "segmentation", name, lst)
+        masks = masks_from_segmentations(segs, gt.images.height[image], gt.images.width[image], name, lst, data)
+    kpts = None
+    if branch == "keypoints" or iou_type == "keypoints":
+        kpts = _keypoints(_column(data, "keypoints", name, lst), name, lst, data)
+    has_bbox = None
+    if branch == "segm":
+        has_bbox = np.array([r.get("bbox", []) != [] for r in data], bool).reshape(-1)
+        boxes = np.zeros((len(data), 4))
+        given = np.flatnonzero(has_bbox).tolist()
+        if given:
+            sub = [data[i] for i in given]
+            boxes[given] = _numbers([r["bbox"] for r in sub], name, lst, "bbox", sub, width=4)
+            _check_box_sizes(boxes[given], name, lst, sub)
+    return detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
+
+
+# ---------------------------------------------------------------------------------------------
+# checked columns of records
+# ---------------------------------------------------------------------------------------------
+def _record(listname: str, index: int, rec: Any) -> str:
+    rid = rec.get("id") if isinstance(rec, dict) else None
+    return f"{listname}[{index}]" + (f" (id={rid!r})" if rid is not None else "")
+
+
+def _column(records: list, key: str, name: str, listname: str, default: Any = KeyError) -> list:
+    """``[r[key] for r in records]``, with the first bad record named on failure."""
+    try:
+        if default is KeyError:
+            return [r[key] for r in records]
+        return [r.get(key, default) for r in records]
+    except (KeyError, TypeError, AttributeError):
+        for i, r in enumerate(records):
+            if not isinstance(r, dict):
+                raise InputError(name, f"{listname}[{i}]", f"expected an object, got {type(r).__name__}") from None
+            if key not in r:
+                raise InputError(name, _record(listname, i, r), f"missing key {key!r}") from None
+        raise
+
+
+def _ids(values: list, name: str, listname: str, key: str, records: list) -> np.ndarray:
+    """Ids as int64 or str array; all of one kind."""
+    kinds = {type(v) for v in values}
+    if kinds <= {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            bad = next(i for i, v in enumerate(values) if not -(2**63) <= v < 2**63)
+            raise InputError(name, _record(listname, bad, records[bad]), f"{key} does not fit in 64 bits") from None
+    if kinds <= {str}:
+        return np.array(values, dtype=str) if values else np.array([], dtype=str)
+    for i, v in enumerate(values):
+        if type(v) not in (int, str):
+            rule = f"{key} must be an integer or a string, got {v!r}"
+            raise InputError(name, _record(listname, i, records[i]), rule)
+    raise InputError(name, listname, f"{key} values mix integers and strings")
+
+
+def _numbers(values: list, name: str, listname: str, key: str, records: list, width: int | None = None) -> np.ndarray:
+    """A float64 array of numbers (rows of ``width`` numbers when given); finite."""
+    if len(values) == 0:
+        return np.zeros((0,) if width is None else (0, width), dtype=np.float64)
+    try:
+        arr = np.array(values)
+        ok = arr.dtype.kind in "iuf" and (arr.ndim == 1 if width is None else arr.shape[1:] == (width,))
+        # numpy reads true as 1.0 when it sits among numbers
+        ok = ok and (width is not None or not any(type(v) is bool for v in values))
+    except (ValueError, TypeError):
+        ok = False
+    if not ok:
+        for i, v in enumerate(values):
+            vs = v if width is not None and isinstance(v, (list, tuple)) else [v]
+            if width is not None and (not isinstance(v, (list, tuple)) or len(v) != width):
+                rule = f"{key} must be a list of {width} numbers, got {v!r}"
+                raise InputError(name, _record(listname, i, records[i]), rule)
+            if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vs):
+                raise InputError(name, _record(listname, i, records[i]), f"{key} must be numeric, got {v!r}")
+        raise InputError(name, listname, f"{key} values are not numeric")
+    arr = arr.astype(np.float64)
+    finite = np.isfinite(arr) if width is None else np.isfinite(arr).all(axis=1)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        raise InputError(name, _record(listname, i, records[i]), f"{key} is not finite: {values[i]!r}")
+    return arr
+
+
+def _check_box_sizes(boxes: np.ndarray, name: str, listname: str, records: list) -> None:
+    neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+    if neg.any():
+        i = int(np.argmax(neg))
+        rule = f"bbox has a negative width or height: {records[i]['bbox']!r}"
+        raise InputError(name, _record(listname, i, records[i]), rule)
+
+
+def _flags(values: list, name: str, listname: str, key: str, records: list) -> np.ndarray:
+    if not set(map(type, values)) <= {int, bool}:  # else each value is checked, the first bad one named
+        for i, v in enumerate(values):
+            if not isinstance(v, (int, bool)):  # 0/1 or true/false, as pycocotools' int(...)
+                rule = f"{key} must be 0/1 or a boolean, got {v!r}"
+                raise InputError(name, _record(listname, i, records[i]), rule)
+    return np.array(values, dtype=np.int64).reshape(-1) != 0
+
+
+def _keypoints(values: list, name: str, listname: str, records: list) -> np.ndarray:
+    """Keypoints as float64 (N, 3K): one length for all, a multiple of 3."""
+    if not values:
+        return np.zeros((0, 0), np.float64)
+    lengths = {len(v) if isinstance(v, list) else -1 for v in values}
+    if len(lengths) != 1 or min(lengths) <= 0 or min(lengths) % 3:
+        for i, v in enumerate(values):
+            if not isinstance(v, list) or len(v) % 3 or len(v) != len(values[0]) or not v:
+                n = len(v) if isinstance(v, list) else type(v).__name__
+                rule = f"keypoints must be a list of 3K numbers (x, y, v), as long as {listname}[0]'s; got {n}"
+                raise InputError(name, _record(listname, i, records[i]), rule)
+    return _numbers(values, name, listname, "keypoints", records, width=len(values[0]))
+
+
+def _get_list(data: dict, key: str, name: str) -> list:
+    if key not in data:
+        raise InputError(name, None, f"ground truth is missing the {key!r} list")
+    value = data[key]
+    if not isinstance(value, list):
+        raise InputError(name, key, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _id_table(records: list, name: str, listname: str, unique: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique ids of ``records`` and, per sorted id, the first record's index."""
+    ids = _ids(_column(records, "id", name, listname), name, listname, "id", records)
+    sorted_ids, first = np.unique(ids, return_index=True)
+    if unique and len(sorted_ids) != len(ids):
+        seen: dict = {}
+        for i, v in enumerate(ids.tolist()):
+            if v in seen:
+                rule = f"duplicate id {v!r} (also {listname}[{seen[v]}])"
+                raise InputError(name, f"{listname}[{i}]", rule)
+            seen[v] = i
+    return sorted_ids, first

@@ -1,0 +1,377 @@
+"""COCO ground truth bytes straight into columns: ``{"images": [...], "annotations": [...], "categories": [...]}``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from deteval.io.scan.gt_segm import read_segmentation
+from deteval.io.scan.lexer import (
+    KERNEL,
+    MAX_DEPTH,
+    byte_at,
+    next_item,
+    number_token,
+    scalar_end,
+    skip_value,
+    skip_ws,
+    string_end,
+)
+from deteval.io.scan.numbers import to_float
+from deteval.jit import njit
+from deteval.types import xywh_area
+
+# How a known key's value is read (anything else declines the file)
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM = 0, 1, 2, 3, 4, 5
+_L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
+_LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
+_LIST_OFF = np.array([0, 6, 17, 27], np.int64)
+
+
+class _Spec:
+    """The keys read from one list's records: (name, how, int or float column), required ones."""
+
+    def __init__(self, keys: list[tuple[str, int, int]], required: tuple[str, ...]):
+        names = [k.encode() for k, _, _ in keys]
+        self.key_bytes = np.frombuffer(b"".join(names), np.uint8).copy()
+        self.key_off = np.cumsum([0] + [len(k) for k in names]).astype(np.int64)
+        self.how = np.array([h for _, h, _ in keys], np.int64)
+        self.col = np.array([c for _, _, c in keys], np.int64)
+        self.required = sum(1 << i for i, (k, _, _) in enumerate(keys) if k in required)
+        self.n_int = max([c + (2 if h == _V_STR else 1) for _, h, c in keys if h in (_V_INT, _V_FLAG, _V_STR)] + [0])
+        self.n_float = max([c + (4 if h == _V_BOX else 1) for _, h, c in keys if h in (_V_NUM, _V_BOX)] + [0])
+        self.index = {k: i for i, (k, _, _) in enumerate(keys)}
+
+
+_ANN_KEYS = [
+    ("id", _V_INT, 0),
+    ("image_id", _V_INT, 1),
+    ("category_id", _V_INT, 2),
+    ("iscrowd", _V_FLAG, 3),
+    ("ignore", _V_FLAG, 4),
+    ("bbox", _V_BOX, 0),
+    ("area", _V_NUM, 4),
+]
+_GT_SPECS = (
+    _Spec([("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)], ("id",)),
+    _Spec(_ANN_KEYS, ("id", "image_id", "category_id", "bbox")),
+    _Spec([("id", _V_INT, 0), ("name", _V_STR, 1)], ("id",)),
+)
+# mask evaluation: the segmentation is read and required, the box may be missing (then the mask's extent)
+_SEGM_ANN_SPEC = _Spec([*_ANN_KEYS, ("segmentation", V_SEGM, 0)], ("id", "image_id", "category_id", "segmentation"))
+_MIN_OBJECT_BYTES = 9  # {"id":1} and a comma
+
+
+@njit(**KERNEL)
+def _which_key(buf, start, length, key_bytes, key_off):
+    for k in range(key_off.size - 1):
+        a = key_off[k]
+        if key_off[k + 1] - a == length:
+            same = True
+            for j in range(length):
+                if buf[start + j] != key_bytes[a + j]:
+                    same = False
+                    break
+            if same:
+                return k
+    return -1
+
+
+@njit(**KERNEL)
+def _records(
+    buf, pos, n, key_bytes, key_off, how, col, required, ints, floats, present, kind, spans, nspan, stack, segm
+):  # fmt: skip
+    """The list of objects at ``pos``: (status, end, records, spans); status 0 declines, 2 wants room.
+    ``segm``: (seg, parts, coords, uruns, fill), where a ``V_SEGM`` key's value goes (``read_segmentation``),
+    or ``None`` where the spec has no such key; ``seg`` has a row per record of room."""
+    cap = present.size
+    flat = floats.reshape(-1)
+    nf = floats.shape[1]
+    nrec = 0
+    if byte_at(buf, pos, n) != 91:
+        return 0, pos, nrec, nspan
+    pos = skip_ws(buf, pos + 1, n)
+    if byte_at(buf, pos, n) == 93:
+        return 1, pos + 1, nrec, nspan
+    while True:
+        if byte_at(buf, pos, n) != 123:
+            return 0, pos, nrec, nspan
+        if nrec >= cap:
+            return 2, pos, nrec, nspan
+        pos = skip_ws(buf, pos + 1, n)
+        seen = 0
+        if byte_at(buf, pos, n) != 125:
+            while True:
+                if byte_at(buf, pos, n) != 34:
+                    return 0, pos, nrec, nspan
+                kstart = pos + 1
+                pos, escaped = string_end(buf, pos, n)
+                if pos < 0 or escaped:
+                    return 0, pos, nrec, nspan
+                k = _which_key(buf, kstart, pos - 1 - kstart, key_bytes, key_off)
+                pos = skip_ws(buf, pos, n)
+                if byte_at(buf, pos, n) != 58:
+                    return 0, pos, nrec, nspan
+                pos = skip_ws(buf, pos + 1, n)
+                if k < 0:
+                    pos = skip_value(buf, pos, n, stack)
+                else:
+                    if seen & (1 << k):
+                        return 0, pos, nrec, nspan
+                    seen |= 1 << k
+                    h = how[k]
+                    c = col[k]
+                    count = 1
+                    if h == V_SEGM:
+                        if segm is None:  # box evaluation: numba compiles none of the segmentation code
+                            return 0, pos, nrec, nspan
+                        else:
+                            pos, nspan = read_segmentation(buf, pos, n, segm, nrec, spans, nspan)
+                        count = 0
+                    elif h == _V_BOX:
+                        if byte_at(buf, pos, n) != 91:
+                            return 0, pos, nrec, nspan
+                        pos = skip_ws(buf, pos + 1, n)
+                        count = 4
+                    for j in range(count):
+                        if j > 0:
+                            if byte_at(buf, pos, n) != 44:
+                                return 0, pos, nrec, nspan
+                            pos = skip_ws(buf, pos + 1, n)
+                        b = byte_at(buf, pos, n)
+                        if h == _V_STR:  # the token's span, quotes included, decoded in Python
+                            if b != 34:
+                                return 0, pos, nrec, nspan
+                            ints[nrec, c] = pos
+                            pos = scalar_end(buf, pos, n)
+                            ints[nrec, c + 1] = pos
+                            continue
+                        if h == _V_FLAG and (b == 116 or b == 102):
+                            ints[nrec, c] = 1 if b == 116 else 0
+                            pos = scalar_end(buf, pos, n)
+                            continue
+                        start = pos
+                        pos, neg, is_float, mant, e10, too_long = number_token(buf, pos, n)
+                        if pos < 0:
+                            return 0, pos, nrec, nspan
+                        if h == _V_INT or h == _V_FLAG:
+                            if is_float or too_long:
+                                return 0, pos, nrec, nspan
+                            ints[nrec, c] = -mant if neg else mant
+                            continue
+                        if too_long and not is_float:
+                            return 0, pos, nrec, nspan
+                        v = 0.0
+                        ok = False
+                        if not too_long:
+                            v, ok = to_float(neg, is_float, mant, e10)
+                        slot = nrec * nf + c + j
+                        flat[slot] = v
+                        if not ok:  # Python converts it
+                            if nspan >= spans.shape[0]:
+                                return 0, pos, nrec, nspan
+                            spans[nspan, 0] = kind
+                            spans[nspan, 1] = slot
+                            spans[nspan, 2] = start
+                            spans[nspan, 3] = pos
+                            nspan += 1
+                        pos = skip_ws(buf, pos, n)
+                    if h == _V_BOX:
+                        if byte_at(buf, pos, n) != 93:
+                            return 0, pos, nrec, nspan
+                        pos += 1
+                if pos < 0:
+                    return 0, pos, nrec, nspan
+                pos, more = next_item(buf, pos, n, 125)
+                if more < 0:
+                    return 0, pos, nrec, nspan
+                if more == 0:
+                    break
+        else:
+            pos += 1
+        if seen & required != required:
+            return 0, pos, nrec, nspan
+        present[nrec] = seen
+        nrec += 1
+        pos, more = next_item(buf, pos, n, 93)
+        if more < 0:
+            return 0, pos, nrec, nspan
+        if more == 0:
+            return 1, pos, nrec, nspan
+
+
+@njit(**KERNEL)
+def _scan_gt(
+    buf,
+    kb0, ko0, how0, col0, req0, ints0, floats0, present0,
+    kb1, ko1, how1, col1, req1, ints1, floats1, present1,
+    kb2, ko2, how2, col2, req2, ints2, floats2, present2,
+    spans, stack, counts, segm,
+):  # fmt: skip
+    """Fill the three lists' columns: (status, spans); ``counts`` gets the records per list.
+    ``segm``: where the annotations' segmentations go (see ``_records``), or ``None``."""
+    n = buf.size
+    nspan = 0
+    pos = skip_ws(buf, 0, n)
+    if byte_at(buf, pos, n) != 123:
+        return 0, nspan
+    pos = skip_ws(buf, pos + 1, n)
+    seen = 0
+    if byte_at(buf, pos, n) == 125:
+        return 0, nspan
+    while True:
+        if byte_at(buf, pos, n) != 34:
+            return 0, nspan
+        kstart = pos + 1
+        pos, escaped = string_end(buf, pos, n)
+        if pos < 0 or escaped:
+            return 0, nspan
+        which = _which_key(buf, kstart, pos - 1 - kstart, _LIST_KEYS, _LIST_OFF)
+        pos = skip_ws(buf, pos, n)
+        if byte_at(buf, pos, n) != 58:
+            return 0, nspan
+        pos = skip_ws(buf, pos + 1, n)
+        if which < 0:
+            pos = skip_value(buf, pos, n, stack)
+            if pos < 0:
+                return 0, nspan
+        else:
+            if seen & (1 << which):
+                return 0, nspan
+            seen |= 1 << which
+            kb, ko, how, col, req, ints, floats, present = kb0, ko0, how0, col0, req0, ints0, floats0, present0
+            if which == 1:
+                kb, ko, how, col, req, ints, floats, present = kb1, ko1, how1, col1, req1, ints1, floats1, present1
+            elif which == 2:
+                kb, ko, how, col, req, ints, floats, present = kb2, ko2, how2, col2, req2, ints2, floats2, present2
+            status, pos, nrec, nspan = _records(
+                buf, pos, n, kb, ko, how, col, req, ints, floats, present, which, spans, nspan, stack, segm
+            )
+            if status != 1:
+                return status, nspan
+            counts[which] = nrec
+        pos, more = next_item(buf, pos, n, 125)
+        if more < 0:
+            return 0, nspan
+        if more == 0:
+            return (1 if skip_ws(buf, pos, n) == n and seen == 7 else 0), nspan
+
+
+def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool):
+    """One scan with room for ``caps`` records per list; with ``segm`` the annotations' segmentations
+    are read into (seg, parts, coords, uruns, fill), sized for the worst case (pages touched only if used)."""
+    tables = []
+    args: list = [buf]
+    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    n = buf.size if segm else 0
+    seg_arrays = (
+        np.empty((caps[1] if segm else 0, 6), np.int64),
+        np.empty(n // 14 + 1, np.int64),  # parts: "[0,0,0,0,0,0]," at least
+        np.empty(n // 2 + 1, np.float64),  # coordinates: a digit and a comma at least
+        np.empty(n // 2 + 1, np.int64),  # uncompressed runs
+        np.zeros(3, np.int64),
+    )
+    for spec, cap in zip(specs, caps):
+        ints = np.empty((cap, spec.n_int), np.int64)
+        floats = np.empty((cap, spec.n_float), np.float64)
+        present = np.empty(cap, np.int64)
+        args += [spec.key_bytes, spec.key_off, spec.how, spec.col, spec.required, ints, floats, present]
+        tables.append((ints, floats, present))
+    spans = np.empty((n_spans, 4), np.int64)
+    counts = np.zeros(3, np.int64)
+    # box evaluation's scan is compiled without the segmentation code (``segm`` None prunes it)
+    status, nspan = _scan_gt(*args, spans, np.empty(MAX_DEPTH, np.uint8), counts, seg_arrays if segm else None)
+    return status, tables, spans[:nspan], counts, seg_arrays
+
+
+def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
+    """Columns of a COCO ground truth file's bytes, or ``None``.
+
+    Returns ``{"images": {"id", "height", "width"}, "annotations": {"id", "image_id",
+    "category_id", "bbox", "area", "iscrowd", "ignore"}, "categories": {"id", "name"}}``,
+    each list's records in file order, with the general loader's defaults: a missing
+    height/width is -1, a missing area the box's ``w*h``, a missing iscrowd/ignore 0
+    (``true``/``false`` read as 1/0), a missing name ``str(id)``. Ids and flags are int64,
+    numbers float64 (``float(token)`` exactly), names a list of ``str``. ``segmentation``,
+    ``keypoints`` and every other key are skipped (validated, not read).
+
+    ``None`` (the general loader decides) for anything else: a top level that is not an
+    object with exactly one each of ``images``, ``annotations`` and ``categories`` lists of
+    objects, a missing ``id`` (or annotation ``image_id``, ``category_id``, ``bbox``), a
+    duplicate key, string ids, a value of the wrong type (a ``null`` area included), an
+    integer of 19+ digits, an infinite number, a key with escapes, malformed JSON.
+
+    ``segm`` (mask evaluation): every annotation's ``segmentation`` is read too and the
+    ``bbox`` may be missing: ``annotations`` gains ``"has_bbox"`` and ``"has_area"`` (bool;
+    a missing box is zeros, its default area 0) and ``"segmentation"``: ``{"seg", "parts",
+    "coords", "runs", "buf"}`` (see :func:`gt_masks`). Segmentations decline unless polygons
+    ``[[x1, y1, ...], ...]`` (at least one part, each of 6+ numbers, an even count) or RLE
+    ``{"size": [h, w], "counts": ...}`` with nothing else, compressed (as the results
+    scanner reads it) or uncompressed (integer runs in ``[0, 2**32)``).
+    """
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    bound = len(raw) // _MIN_OBJECT_BYTES + 1
+    guess = min(bound, len(raw) // 64 + 16)  # real records are longer: retry only when they are not
+    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm)
+    if status == 2:
+        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm)
+    if status != 1:
+        return None
+    floats_of = [t[1][: counts[i]] for i, t in enumerate(tables)]
+    n_parts, n_coords, n_runs = seg_arrays[4].tolist()
+    coords = seg_arrays[2][:n_coords]
+    if len(spans):
+        flat = [f.reshape(-1) for f in floats_of] + [coords]
+        for which, slot, start, end in spans.tolist():
+            v = float(raw[start:end])
+            if not math.isfinite(v):
+                return None
+            flat[which][slot] = v
+    out = {}
+    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), specs)):
+        m = int(counts[which])
+        ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
+        has = {key: (present >> i) & 1 == 1 for key, i in spec.index.items()}
+        out[name] = {"_ints": ints, "_floats": floats, "_has": has}
+    img, ann, cat = out["images"], out["annotations"], out["categories"]
+    images = {
+        "id": img["_ints"][:, 0].copy(),
+        "height": np.where(img["_has"]["height"], img["_floats"][:, 0], -1.0),
+        "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
+    }
+    box = ann["_floats"][:, :4].copy()
+    if segm:
+        box[~ann["_has"]["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
+    box_area = xywh_area(box)
+    annotations = {
+        "id": ann["_ints"][:, 0].copy(),
+        "image_id": ann["_ints"][:, 1].copy(),
+        "category_id": ann["_ints"][:, 2].copy(),
+        "bbox": box,
+        "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box_area),
+        "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
+        "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
+    }
+    if segm:
+        m = int(counts[1])
+        annotations["has_bbox"] = ann["_has"]["bbox"]
+        annotations["has_area"] = ann["_has"]["area"]
+        annotations["segmentation"] = {
+            "seg": seg_arrays[0][:m],
+            "parts": seg_arrays[1][:n_parts],
+            "coords": coords,
+            "runs": seg_arrays[3][:n_runs],
+            "buf": buf,
+        }
+    cat_ids = cat["_ints"][:, 0].copy()
+    names = []
+    for i, (given, start, end) in enumerate(zip(cat["_has"]["name"].tolist(), *cat["_ints"][:, 1:3].T.tolist())):
+        if not given:
+            names.append(str(int(cat_ids[i])))
+            continue
+        token = raw[start:end]
+        names.append(json.loads(token) if b"\\" in token else token[1:-1].decode("utf-8"))
+    return {"images": images, "annotations": annotations, "categories": {"id": cat_ids, "name": names}}

@@ -1,0 +1,120 @@
+"""A results file scanned in pieces, on threads: cut at commas between records, joined in file order."""
+
+from __future__ import annotations
+
+import mmap
+import re
+import threading
+from contextlib import suppress
+from functools import partial
+
+import numpy as np
+
+from deteval.io.scan.lexer import MAX_DEPTH
+from deteval.io.scan.result_records import M_READ, MIN_RECORD_BYTES, scan_result_records
+from deteval.jit import SharedTasks
+from deteval.tuning import TUNING
+
+_RECORD_GAP = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
+def cut_pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
+    """Byte ranges covering ``raw`` but for the commas between them: a few per thread for a large file.
+
+    Each cut is a comma between ``}`` and ``{`` near an even share of the bytes. It
+    separates two records when the piece before it scans as whole records; a comma that
+    does not (one inside a string, or between nested objects) fails that scan.
+    """
+    n_pieces = max(1, min(TUNING.pieces_per_thread * threads, len(raw) // TUNING.piece_bytes))
+    bounds, lo = [], 0
+    for k in range(1, n_pieces):
+        gap = _RECORD_GAP.search(raw, max(lo, len(raw) * k // n_pieces))
+        if gap is None:
+            break
+        comma = raw.find(b",", gap.start())
+        bounds.append((lo, comma))
+        lo = comma + 1
+    return [*bounds, (lo, len(raw))]
+
+
+class PieceScan:
+    """:func:`scan_result_records` over each piece of ``raw`` (byte ranges ``bounds``), taken by ``helpers`` pool
+    threads and by the caller of :meth:`rows`, whichever is free. Each piece's rows are moved down behind
+    the previous piece's as soon as every piece before it is scanned, by the thread that scanned it last."""
+
+    def __init__(self, raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]], helpers: int) -> None:
+        self.raw, self.buf, self.mode, self.bounds = raw, buf, mode, bounds
+        caps = [(hi - lo) // MIN_RECORD_BYTES + 1 for lo, hi in bounds]
+        self.first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
+        cap = int(self.first[-1])
+        self.image_id = np.empty(cap, np.int64)
+        self.category_id = np.empty(cap, np.int64)
+        self.bbox = np.empty((cap, 4), np.float64)
+        self.score = np.empty(cap, np.float64)
+        self.present = np.empty(cap, np.int64)
+        self.rle = np.empty((cap if mode == M_READ else 0, 6), np.int64)
+        # (kind, slot, start, end) for Python; pages touched only if used
+        self.spans = [np.empty((5 * c, 4), np.int64) for c in caps]
+        self.scans: list = [None] * len(bounds)
+        self.placed = self.nrec = 0  # pieces, and their rows, in place
+        self.placed_spans: list[np.ndarray] = []
+        self.lock = threading.Lock()
+        self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
+
+    def _arrays(self) -> tuple:
+        return self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle
+
+    def _scan(self, k: int) -> None:
+        (lo, hi), rows = self.bounds[k], slice(self.first[k], self.first[k + 1])
+        self.scans[k] = scan_result_records(
+            self.buf[lo:hi], k == 0, k == len(self.bounds) - 1, self.mode, self.image_id[rows],
+            self.category_id[rows], self.bbox[rows], self.score[rows], self.present[rows], self.rle[rows],
+            self.spans[k], np.empty(MAX_DEPTH, np.uint8),
+        )  # fmt: skip
+        if self.mode != M_READ:
+            release_pages(self.raw, lo, hi)
+        with self.lock:  # in file order: a piece's place is known once the pieces before it are placed
+            while self.placed < len(self.bounds) and self.scans[self.placed] is not None:
+                if not self.scans[self.placed][0]:
+                    break  # a failed piece: rows() scans the whole file again
+                self._place(self.placed)
+                self.placed += 1
+
+    def _place(self, k: int) -> None:
+        """Piece ``k``'s rows moved down over the gap the spare capacity before it left."""
+        (lo, _), (_, n_rows, n_spans) = self.bounds[k], self.scans[k]
+        src = slice(self.first[k], self.first[k] + n_rows)
+        dst = slice(self.nrec, self.nrec + n_rows)
+        for column in self._arrays():
+            if len(column) and src != dst:
+                column[dst] = column[src]  # the rows of later pieces lie beyond: they are not touched
+        if len(self.rle):
+            self.rle[dst, 2:4] += lo
+        s = self.spans[k][:n_spans]
+        s[:, 1] += np.where(s[:, 0] == 0, 4 * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
+        s[:, 2:] += lo
+        self.placed_spans.append(s)
+        self.nrec += n_rows
+
+    def rows(self):
+        """``(image_id, category_id, bbox, score, present, rle, spans)`` in file order, the pieces joined;
+        if any piece fails, the whole file scanned again as one. ``None`` where that declines."""
+        self.tasks.results()
+        if self.placed < len(self.bounds):
+            if len(self.bounds) == 1:
+                return None
+            return PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
+        return (*(column[: self.nrec] for column in self._arrays()), np.concatenate(self.placed_spans))
+
+
+def release_pages(raw, lo: int, hi: int) -> None:
+    """The whole pages of a memory-mapped file's bytes ``lo..hi-1`` dropped from this process's memory: a
+    piece scanned is read again only for a rare number Python converts, from the page cache. Without
+    them the peak memory of a large load is lower (the ground truth is read meanwhile)."""
+    if not isinstance(raw, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = hi // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > start:
+        with suppress(OSError, ValueError):  # advice only
+            raw.madvise(mmap.MADV_DONTNEED, start, end - start)

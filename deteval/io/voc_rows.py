@@ -1,0 +1,123 @@
+"""Rows of VOC-family files before the category and image tables exist, and the plain list files.
+
+:class:`Raw` holds what the readers (:mod:`deteval.io.voc_xml`, :mod:`deteval.io.voc_text`)
+found: string image ids, class tokens, boxes, and where each row came from, so that a
+later error can name the file and line. Names files and image-set lists are read here too.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from deteval.errors import InputError
+
+
+@dataclass
+class Raw:
+    """Rows parsed from files: string image ids and class tokens, and where each came from."""
+
+    image_ids: list = field(default_factory=list)
+    labels: list = field(default_factory=list)
+    boxes: list = field(default_factory=list)  # float64 (n, 4) blocks
+    extra: list = field(default_factory=list)  # float64 (n,) blocks: difficult or score
+    images: list = field(default_factory=list)  # every image the source lists (ground truth)
+    blocks: list = field(default_factory=list)  # (first row, file, records or None), one per file
+    n: int = 0
+
+    def add(self, image_ids, labels, file, records, boxes, extra):
+        """Rows of one file; ``records=None`` means row i is the file's i-th non-blank line."""
+        self.blocks.append((self.n, str(file), records))
+        self.image_ids += image_ids
+        self.labels += labels
+        self.boxes.append(boxes)
+        self.extra.append(extra)
+        self.n += len(image_ids)
+
+    def where(self, row: int) -> tuple[str, str]:
+        """(file, record) of a row, for an error message; line numbers are recounted only then."""
+        i = bisect.bisect_right([b[0] for b in self.blocks], row) - 1
+        start, file, records = self.blocks[i]
+        if records is None:
+            records = [f"line {n}" for n, _ in text_lines(Path(file))]
+        return file, records[row - start]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        boxes = np.concatenate(self.boxes) if self.boxes else np.zeros((0, 4))
+        extra = np.concatenate(self.extra) if self.extra else np.zeros(0)
+        return boxes.reshape(-1, 4), extra
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(str(path), None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def text_lines(path: Path) -> list[tuple[int, list[str]]]:
+    """(line number, tokens) of every non-blank line."""
+    return [(n, s.split()) for n, s in enumerate(read_text(path).splitlines(), 1) if s.strip()]
+
+
+def number_rows(tokens: list[list[str]], path: Path, lines: list[int], what: str) -> np.ndarray:
+    """Rows of numeric tokens as float64; the first bad line is named."""
+    if not tokens:
+        return np.zeros((0, len(what.split())))
+    try:
+        arr = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        arr = None
+    if arr is None or not np.isfinite(arr).all():
+        for row, n in zip(tokens, lines):
+            for tok, name in zip(row, what.split()):
+                try:
+                    ok = np.isfinite(float(tok))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise InputError(str(path), f"line {n}", f"{name} must be a finite number, got {tok!r}")
+    return arr
+
+
+def load_names(path: str | Path) -> list[str]:
+    """Class names, one per line (trailing blank lines allowed); the line order gives the indices."""
+    path = Path(path)
+    lines = read_text(path).splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for n, s in enumerate(lines, 1):
+        name = s.strip()
+        if not name:
+            raise InputError(str(path), f"line {n}", "blank line inside the names list would shift the class indices")
+        if name in seen:
+            raise InputError(str(path), f"line {n}", f"duplicate class name {name!r} (also line {seen[name]})")
+        seen[name] = n
+        names.append(name)
+    if not names:
+        raise InputError(str(path), None, "names file lists no class")
+    return names
+
+
+def read_image_set(path: str | Path) -> list[str]:
+    """Image ids of a VOC image-set file: the first token of each non-blank line."""
+    path = Path(path)
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for n, tokens in text_lines(path):
+        if tokens[0] in seen:
+            raise InputError(str(path), f"line {n}", f"duplicate image id {tokens[0]!r} (also line {seen[tokens[0]]})")
+        seen[tokens[0]] = n
+        ids.append(tokens[0])
+    return ids
+
+
+# --------------------------------------------------------------------------------------
+# VOC XML

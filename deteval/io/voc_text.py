@@ -1,0 +1,104 @@
+"""Per-image text files (``<image_id>.txt``) and comp4 results (``<comp>_det_<set>_<class>.txt``) into rows."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.voc_rows import Raw, number_rows, read_text, text_lines
+
+COMP4_PATTERN = re.compile(r"^(?P<comp>.+?)_det_(?P<set>[^_]+)_(?P<cls>.+)\.txt$")
+
+
+def _txt_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        raise InputError(str(folder), None, "expected a folder of per-image .txt files")
+    return sorted(folder.glob("*.txt"))
+
+
+def _six_fields(path: Path, form: str, numeric: str) -> tuple[list[str], np.ndarray]:
+    """Lines of a token and 5 numbers: (tokens, float64 (n, 5)).
+
+    Fast path: one ``str.split`` and numpy's C text reader; on any doubt the
+    line-by-line reader finds the line to name in the error.
+    """
+    text = read_text(path)
+    tokens = text.split()
+    if not tokens:
+        return [], np.zeros((0, 5))
+    try:
+        num = np.loadtxt(io.StringIO(text), usecols=range(1, 6), dtype=np.float64, comments=None, ndmin=2)
+        # every line has >= 6 fields (usecols), so 6 per line exactly when the total matches
+        ok = len(tokens) == 6 * len(num) and bool(np.isfinite(num).all())
+    except ValueError:
+        ok = False
+    if ok:
+        return tokens[0::6], num
+    rows = text_lines(path)
+    for n, t in rows:
+        if len(t) != 6:
+            raise InputError(str(path), f"line {n}", f"expected '{form}', got {len(t)} fields")
+    return [t[0] for _, t in rows], number_rows([t[1:] for _, t in rows], path, [n for n, _ in rows], numeric)
+
+
+def raw_text(folder, role: str, box_format: str) -> Raw:
+    """Per-image text files; ``role`` is ``"gt"`` (class box [difficult]) or ``"dets"`` (class score box)."""
+    raw = Raw()
+    coords = "x1 y1 x2 y2" if box_format == "xyxy" else "x y w h"
+    for f in _txt_files(Path(folder)):
+        image_id = f.stem
+        raw.images.append(image_id)
+        if role == "dets":
+            labels, num = _six_fields(f, f"class score {coords}", "score " + coords)
+            raw.add([image_id] * len(labels), labels, f, None, num[:, 1:], num[:, 0])
+            continue
+        rows = text_lines(f)
+        for n, tokens in rows:
+            if len(tokens) not in (5, 6):
+                raise InputError(
+                    str(f), f"line {n}", f"expected 'class {coords} [difficult]', got {len(tokens)} fields"
+                )
+        lines = [n for n, _ in rows]
+        boxes = number_rows([t[1:5] for _, t in rows], f, lines, coords)
+        difficult = np.zeros(len(rows))
+        for i, (n, t) in enumerate(rows):
+            if len(t) == 6:
+                if t[5] not in ("0", "1"):
+                    raise InputError(str(f), f"line {n}", f"difficult must be 0 or 1, got {t[5]!r}")
+                difficult[i] = float(t[5])
+        raw.add([image_id] * len(rows), [t[0] for _, t in rows], f, None, boxes.reshape(-1, 4), difficult)
+    return raw
+
+
+def _comp4_files(source: Path) -> list[tuple[str, Path]]:
+    if source.is_dir():
+        pairs = []
+        for f in sorted(source.glob("*.txt")):
+            m = COMP4_PATTERN.match(f.name)
+            if m:
+                pairs.append((m.group("cls"), f))
+        if not pairs:
+            raise InputError(str(source), None, "folder holds no <comp>_det_<set>_<class>.txt results file")
+        return pairs
+    m = COMP4_PATTERN.match(source.name)
+    if not source.is_file():
+        raise InputError(str(source), None, "no such file or folder")
+    if not m:
+        raise InputError(str(source), None, "a comp4 results file must be named <comp>_det_<set>_<class>.txt")
+    return [(m.group("cls"), source)]
+
+
+def raw_comp4(source) -> Raw:
+    raw = Raw()
+    for label, f in _comp4_files(Path(source)):
+        image_ids, num = _six_fields(f, "image_id score x1 y1 x2 y2", "score x1 y1 x2 y2")
+        raw.add(image_ids, [label] * len(image_ids), f, None, num[:, 1:], num[:, 0])
+    return raw
+
+
+# --------------------------------------------------------------------------------------
+# tables and containers
