@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.jit import njit
+from deteval.vocabulary import TIE_POLICIES
 
-__all__ = ["TIE_POLICIES", "cumulative_counts", "cumulative_tp_fp"]
+__all__ = ["cumulative_counts", "cumulative_tp_fp"]
 
-TIE_POLICIES = ("item", "group")
 
 _NO_SCORES = np.zeros(0)
 

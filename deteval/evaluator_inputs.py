@@ -17,7 +17,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.types import IdTable, xywh_area
 
-# the box conventions a batch of tensors may use; files keep their own (deteval.types.BOX_FORMATS)
+# the box conventions a batch of tensors may use; files keep their own (deteval.vocabulary.FILE_BOX_FORMATS)
 TENSOR_BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 
 
@@ -294,7 +294,8 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
     Returns copies of the dicts (the user's are not modified), the RLE of every detection and
     every target in row order, and per target row whether ``area`` was given.
     """
-    from deteval.io.masks import masks_from_segmentations, rle_extents
+    from deteval.io.masks import masks_from_segmentations
+    from deteval.rle import rle_extents
 
     dt_rles: list = []
     gt_rles: list = []

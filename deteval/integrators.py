@@ -44,12 +44,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.cumulative import TIE_POLICIES, cumulative_counts
+from deteval.cumulative import cumulative_counts
 from deteval.jit import njit
 from deteval.numeric import np_sum
-
-INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")
-VOC11_GRIDS = ("numpy", "matlab")
+from deteval.vocabulary import INTEGRATORS, TIE_POLICIES, VOC11_GRIDS
 
 _CODE = {name: i for i, name in enumerate(INTEGRATORS)}
 EPS = float(np.finfo(np.float64).eps)  # == np.spacing(1)

@@ -21,7 +21,6 @@ import numpy as np
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
     from deteval.rle import Masks
 
-BOX_FORMATS = ("xywh", "xyxy")
 
 
 def xywh_area(boxes: np.ndarray) -> np.ndarray:

@@ -117,7 +117,7 @@ def _mask_iou_blocks(
 def mask_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_masks, gt_crowd, dt_masks) -> np.ndarray:
     """Mask IoU of every (detection, ground truth) pair of every group, flat.
 
-    ``gt_masks``/``dt_masks`` are :class:`deteval.io.masks.Masks` (flat runs);
+    ``gt_masks``/``dt_masks`` are :class:`deteval.rle.Masks` (flat runs);
     group ``i``'s ``D x G`` block, row-major, starts at ``pair_off[i]``.
     """
     gc, dc = gt_masks.counts, dt_masks.counts

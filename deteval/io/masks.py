@@ -16,18 +16,9 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.jit import njit
-from deteval.rle import U32, Masks, rle_extents
+from deteval.rle import U32, Masks
 
-# Masks and rle_extents live in deteval.rle; they are named here too, beside what makes masks from files
-__all__ = [
-    "POLYGON_LIMIT",
-    "Masks",
-    "decode_rle_strings",
-    "masks_from_segmentations",
-    "place_runs",
-    "rle_extents",
-    "run_totals",
-]
+__all__ = ["POLYGON_LIMIT", "decode_rle_strings", "masks_from_segmentations", "place_runs", "run_totals"]
 
 # pycocotools rasterises polygons at 5x with int arithmetic and walks the boundary pixel by pixel:
 # coordinates near 4e8 overflow it (a crash), and far smaller ones already take gigabytes

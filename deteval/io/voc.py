@@ -42,7 +42,8 @@ from deteval.errors import InputError
 from deteval.io.voc_rows import Raw, load_names, read_image_set
 from deteval.io.voc_text import COMP4_PATTERN, raw_comp4, raw_text
 from deteval.io.voc_xml import raw_voc_xml
-from deteval.types import BOX_FORMATS, Detections, GroundTruth, IdTable
+from deteval.types import Detections, GroundTruth, IdTable
+from deteval.vocabulary import FILE_BOX_FORMATS
 
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -73,8 +74,8 @@ def _check_boxes(boxes: np.ndarray, raw: Raw, box_format: str) -> None:
 
 
 def _check_box_format(box_format: str) -> None:
-    if box_format not in BOX_FORMATS:
-        raise ValueError(f"box_format must be one of {BOX_FORMATS}, got {box_format!r}")
+    if box_format not in FILE_BOX_FORMATS:
+        raise ValueError(f"box_format must be one of {FILE_BOX_FORMATS}, got {box_format!r}")
 
 
 # --------------------------------------------------------------------------------------

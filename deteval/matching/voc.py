@@ -26,10 +26,10 @@ import numpy as np
 from deteval.geometry.pixel_boxes import pixel_iou
 from deteval.jit import njit, run_chunks
 from deteval.matching.groups import Groups
+from deteval.vocabulary import IOU_TESTS
 
 # outcome codes, shared with the integrators' tp/fp flags
 TP, FP, IGNORED = 1, 0, -1
-IOU_TESTS = ("gt", "ge")
 
 
 @njit(cache=True, nogil=True)

@@ -235,13 +235,6 @@ class CocoProtocol(Protocol):
         return make_params(iou_type, preset=preset, compat=compat, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
-        # TEMPORARY until io.coco.load_coco_pair takes containers (io branch)
-        from deteval.io.coco import load_coco_gt, load_coco_results
-
-        if isinstance(gt, GroundTruth) or isinstance(preds, Detections):
-            gt = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=params.iou_type)
-            preds = preds if isinstance(preds, Detections) else load_coco_results(preds, gt, iou_type=params.iou_type)
-            return preds, gt
         return load_coco_pair(preds, gt, iou_type=params.iou_type)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
