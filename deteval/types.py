@@ -40,6 +40,11 @@ def has_duplicates(values: np.ndarray) -> bool:
     return len(sorted_unique(values)) != len(values)
 
 
+def ranks_of(first: np.ndarray) -> np.ndarray:
+    """The rank of each of ``first``'s distinct values: 0 for the smallest (file positions -> file order)."""
+    return np.argsort(np.argsort(np.asarray(first), kind="stable"), kind="stable").astype(np.int64)
+
+
 @dataclass(frozen=True)
 class IdTable:
     """Sorted, unique user ids (int64 or str) with optional per-id attributes.
@@ -52,6 +57,9 @@ class IdTable:
     names: list[str] | None = None
     height: np.ndarray | None = None  # per-id image height, when known
     width: np.ndarray | None = None
+    # per-id place in the file's own list (first occurrence), when loaded from one: the image order
+    # that tools walking the file (tidecv) break score ties by
+    file_rank: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -84,8 +92,9 @@ class IdTable:
     def slice(self, lo: int, hi: int) -> IdTable:
         """The ids ``lo <= index < hi``, with their attributes."""
         cut = lambda a: None if a is None else a[lo:hi]  # noqa: E731
+        rank = None if self.file_rank is None else ranks_of(self.file_rank[lo:hi])
         return IdTable(
-            self.ids[lo:hi], None if self.names is None else self.names[lo:hi], cut(self.height), cut(self.width)
+            self.ids[lo:hi], None if self.names is None else self.names[lo:hi], cut(self.height), cut(self.width), rank
         )
 
     def id_of(self, index: int) -> int | str:

@@ -521,3 +521,20 @@ def test_container_path_equals_the_path_path_on_random_datasets(case, max_dets, 
     kw = {"max_dets": max_dets, "pos_thr": pos, "name": "run"}
     _assert_same_result(tide_from_containers(dets, gtc, image_order=order, **kw), by_path)
     _assert_same_result(tide_from_containers(dets, _with_file_rank(gtc, case.gt), **kw), by_path)
+
+
+@pytest.mark.parametrize("scanner", [False, True])
+@pytest.mark.parametrize("name", list(COCO_PAIRS))
+def test_loaded_containers_keep_the_files_image_order(name, scanner, monkeypatch):
+    """Both ground-truth readers keep each image's place in the file: TIDE of the loaded containers
+    (what the CLI computes) is tidecv's, whatever order the file lists its images in."""
+    from deteval.tide import tide_from_containers
+    from deteval.tuning import TUNING
+
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
+    pair = COCO_PAIRS[name]
+    by_path = tide_errors(str(pair.dt_path), str(pair.gt_path), ap_thresholds=True)
+    dets, gtc = load_coco_pair(str(pair.dt_path), str(pair.gt_path))
+    ids = [im["id"] for im in pair.load_gt()["images"]]
+    assert gtc.images.ids[np.argsort(gtc.images.file_rank)].tolist() == list(dict.fromkeys(ids))
+    _assert_same_result(tide_from_containers(dets, gtc, ap_thresholds=True, name=pair.dt_path.stem), by_path)

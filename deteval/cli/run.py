@@ -1,7 +1,6 @@
 """The ``deteval`` command line, run: load and evaluate through the protocol object, then the analyses.
 
-Everything here works on what the evaluation loaded (the protocol's containers); the
-one exception is TIDE, which reads the files again (see :func:`_tide`).
+Everything here works on what the evaluation loaded (the protocol's containers): no file is read twice.
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
     if args.tide:
         progress.stage("TIDE")
         with flag_errors("--tide"):
-            extras.tide = _tide(args)
+            extras.tide = _tide(args, dets, gt)
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)
@@ -94,18 +93,14 @@ def _confusion(args: argparse.Namespace, thrs: tuple[float, float], dets: Any, g
     return confusion_matrix(dets, gt, iou_thr=iou, score_thr=score)
 
 
-def _tide(args: argparse.Namespace):
-    """TIDE on the command line's files.
-
-    Reads them again: tidecv breaks score ties by the ground truth file's image order,
-    which the loaded containers do not keep. To be replaced by the public TIDE function
-    on loaded Detections/GroundTruth once it lands (then it takes ``dets, gt``).
-    """
-    from deteval.tide import tide_errors
+def _tide(args: argparse.Namespace, dets: Any, gt: Any):
+    """TIDE of the loaded containers (the ground truth's image table keeps the file's image order,
+    by which tidecv breaks score ties)."""
+    from deteval.tide import tide_from_containers
 
     if args.protocol != "coco" or args.iou_type != "bbox":
         raise ValueError(f"TIDE is defined for --protocol coco --iou-type bbox, not {args.protocol} {args.iou_type}")
-    return tide_errors(args.preds, args.gt)
+    return tide_from_containers(dets, gt)
 
 
 def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:

@@ -31,7 +31,7 @@ from deteval.io.coco_columns import (
 from deteval.io.coco_json import ground_truth_of_json, results_of_json
 from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.tuning import TUNING
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, ranks_of
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
@@ -160,7 +160,9 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth |
         return None
     n = len(boxes)
     columns = GtColumns(
-        images=IdTable(img_ids, height=im["height"][img_first], width=im["width"][img_first]),
+        images=IdTable(
+            img_ids, height=im["height"][img_first], width=im["width"][img_first], file_rank=ranks_of(img_first)
+        ),
         categories=IdTable(cat_ids, names=[ca["name"][i] for i in cat_first]),
         ann_id=an["id"],
         image_id=an["image_id"],

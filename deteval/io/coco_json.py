@@ -20,7 +20,7 @@ from deteval.io.coco_columns import (
     loadres_branch,
     warn,
 )
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, ranks_of
 
 
 def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> GroundTruth:
@@ -60,7 +60,7 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> Ground
     crowd = _flags(_column(anns, "iscrowd", name, lst, default=0), name, lst, "iscrowd", anns)
     ignore = _flags(_column(anns, "ignore", name, lst, default=0), name, lst, "ignore", anns)
     cols = GtColumns(
-        images=IdTable(img_ids, height=height, width=width),
+        images=IdTable(img_ids, height=height, width=width, file_rank=ranks_of(img_first)),
         categories=IdTable(cat_ids, names=cat_names),
         ann_id=ann_ids,
         image_id=image_ids,
