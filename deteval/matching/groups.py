@@ -8,6 +8,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from deteval.jit import njit, num_threads, run_chunks, run_tasks
+from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth
 
 
@@ -45,9 +46,6 @@ class Groups:
         return offsets
 
 
-_KERNEL_SORT_ROWS = 50_000  # fewer rows are sorted by numpy: a small evaluation does not compile the kernel
-
-
 def counting_sort(keys: np.ndarray, order: np.ndarray | None, n_bins: int) -> np.ndarray:
     """``order`` (int64) stably re-sorted by ``keys[order]`` (integers in ``[0, n_bins)``); ``order`` None:
     every row, as ``np.arange(len(keys))`` would (without that array).
@@ -57,7 +55,7 @@ def counting_sort(keys: np.ndarray, order: np.ndarray | None, n_bins: int) -> np
     """
     every_row = order is None
     n = len(keys) if every_row else len(order)
-    if n < _KERNEL_SORT_ROWS:
+    if n < TUNING.kernel_sort_rows:  # numpy below: a small evaluation does not compile the kernel
         return np.argsort(keys, kind="stable") if every_row else order[np.argsort(keys[order], kind="stable")]
     return _counting_sort(keys, _NO_ROWS if every_row else order, every_row, n_bins)
 
@@ -83,7 +81,6 @@ def _counting_sort(keys, order, every_row, n_bins):  # pragma: no cover - numba
 
 _SIGN = np.uint64(1 << 63)
 _BYTE = np.uint64(255)
-_RADIX_MIN = 256  # shorter slices: the merge sort below is quicker than 8 histogram passes
 
 
 @njit(cache=True)
@@ -193,10 +190,11 @@ def sort_by_score_desc(rows, score):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _sort_slices_range(lo, hi, rows, offsets, score):  # pragma: no cover - numba
+def _sort_slices_range(lo, hi, rows, offsets, score, radix_min):  # pragma: no cover - numba
+    # shorter slices than radix_min: the merge sort is quicker than 8 histogram passes
     for k in range(lo, hi):
         part = rows[offsets[k] : offsets[k + 1]]
-        if len(part) < _RADIX_MIN or not _radix_sort_by_score_desc(part, score):
+        if len(part) < radix_min or not _radix_sort_by_score_desc(part, score):
             sort_by_score_desc(part, score)
 
 
@@ -207,10 +205,9 @@ def sort_slices_by_score_desc(rows: np.ndarray, offsets: np.ndarray, score: np.n
     category's detections); its kernel compiles in about 1 s, so callers keep it for
     large inputs and sort small ones with :func:`sort_by_score_desc` inside their kernels.
     """
-    run_chunks(_sort_slices_range, len(offsets) - 1, np.diff(offsets), rows, offsets, score)
+    run_chunks(_sort_slices_range, len(offsets) - 1, np.diff(offsets), rows, offsets, score, TUNING.radix_min)
 
 
-_ONE_PASS_BINS_PER_ROW = 4  # (image, category) pairs per row up to which one counting sort groups the rows
 _INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes its cache load import numba's arraymath
 
 
@@ -249,14 +246,11 @@ def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det, keys, gt_off, dt
     return n, kept
 
 
-_CSR_ROWS_PER_PART = 100_000  # detections per thread from which the walk is shared among threads
-
-
 def _csr_on_threads(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):
     """:func:`_csr` over parts of the key range, one per thread, each writing where its rows could start;
     the parts' groups and rows kept are then moved down behind the previous part's."""
     n_gt, n_dt = len(gt_order), len(dt_order)
-    n_parts = max(1, min(num_threads(), n_dt // _CSR_ROWS_PER_PART))
+    n_parts = max(1, min(num_threads(), n_dt // TUNING.csr_rows_per_part))
     dt_cuts = [0]
     for p in range(1, n_parts):  # a part begins where a key does: no group is split
         j = max(p * n_dt // n_parts, dt_cuts[-1])
@@ -324,7 +318,7 @@ def group_by_image_category(
     major, minor = (n_cat, n_img) if use_cats else (n_img, n_cat)
     gt_pair = _pair_key(gt.category, gt.image, n_img) if use_cats else _pair_key(gt.image, gt.category, n_cat)
     dt_pair = _pair_key(dt.category, dt.image, n_img) if use_cats else _pair_key(dt.image, dt.category, n_cat)
-    if n_img * n_cat <= _ONE_PASS_BINS_PER_ROW * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
+    if n_img * n_cat <= TUNING.one_pass_bins_per_row * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
         gt_order = counting_sort(gt_pair, None, n_img * n_cat)
         dt_order = counting_sort(dt_pair, None, n_img * n_cat)
     else:  # two stable passes, minor key first
