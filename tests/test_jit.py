@@ -34,6 +34,10 @@ _CALL = (  # two small kernels, called directly (group_order sorts small inputs 
 )
 
 
+# numpy 1.x imports numpy.ma with numpy (numpy 2 on first use): nothing to save then
+_MA_BY_NUMPY = "import sys, numpy\nma_by_numpy = 'numpy.ma' in sys.modules\n"
+
+
 @patched
 def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
     code = _CALL + (
@@ -69,26 +73,30 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
 @patched
 def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_loaded_kernels(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache, and the file of numba's runtime helpers
-    code = _CALL + (
-        "import deteval._runtime.objcode as j\n"
-        "from numba.core.runtime import rtsys\n"
-        "assert isinstance(rtsys.library, j.LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
-        "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
-        "    assert mod not in sys.modules, mod + ' imported'\n"
-        "from numba.core import entrypoints\n"
-        "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
-        "from deteval.matching.groups import _counting_sort as counting_sort\n"
-        "lib = next(iter(counting_sort.overloads.values())).library\n"
-        "assert isinstance(lib, j.LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
-        "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
-        "@numba.njit\n"
-        "def twice(key, order, every_row, n):\n"  # the flag an argument: a literal False types another way
-        "    return counting_sort(key, counting_sort(key, order, every_row, n), every_row, n)\n"
-        "assert twice(np.array([2, 0, 1, 0]), np.arange(4), False, 3).tolist() == [1, 3, 2, 0]\n"
-        "assert lib._shared_module is not None\n"
-        "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
-        "import numba.np.arrayobj\n"  # the real module, after environments were built without it
-        "assert numba.njit(lambda n: np.ones(n).sum())(4) == 4.0\n"
+    code = (
+        _MA_BY_NUMPY
+        + _CALL
+        + (
+            "import deteval._runtime.objcode as j\n"
+            "from numba.core.runtime import rtsys\n"
+            "assert isinstance(rtsys.library, j.LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
+            "for mod in ('scipy', 'yaml', 'numba.np.arrayobj') + ((), ('numpy.ma',))[not ma_by_numpy]:\n"
+            "    assert mod not in sys.modules, mod + ' imported'\n"
+            "from numba.core import entrypoints\n"
+            "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
+            "from deteval.matching.groups import _counting_sort as counting_sort\n"
+            "lib = next(iter(counting_sort.overloads.values())).library\n"
+            "assert isinstance(lib, j.LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
+            "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
+            "@numba.njit\n"
+            "def twice(key, order, every_row, n):\n"  # the flag an argument: a literal False types another way
+            "    return counting_sort(key, counting_sort(key, order, every_row, n), every_row, n)\n"
+            "assert twice(np.array([2, 0, 1, 0]), np.arange(4), False, 3).tolist() == [1, 3, 2, 0]\n"
+            "assert lib._shared_module is not None\n"
+            "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
+            "import numba.np.arrayobj\n"  # the real module, after environments were built without it
+            "assert numba.njit(lambda n: np.ones(n).sum())(4) == 4.0\n"
+        )
     )
     _run(code, tmp_path)
 
@@ -172,33 +180,36 @@ _ARRAYS = (  # every kind of array another numba user could pass: dtypes, layout
 @patched
 def test_the_ndarray_typeof_gives_numbas_types_and_errors_for_every_array(tmp_path):
     """deteval's typeof for np.ndarray is registered for every numba user: it must be numba's, minus numpy.ma."""
-    code = _ARRAYS + (
-        "import sys\n"
-        "import deteval.jit\n"
-        "from deteval._runtime import typeof as t\n"
-        "from numba.core.typing import typeof\n"
-        "assert t.installed() and 'numpy.ma' not in sys.modules\n"
-        "arg = typeof.Purpose.argument\n"
-        "ours = [typeof.typeof(a, arg) for a in arrays]\n"
-        "assert 'numpy.ma' not in sys.modules, 'numpy.ma imported by typing a plain array'\n"
-        "\n"
-        "def outcome(f, a):\n"
-        "    try:\n"
-        "        return f(a, arg)\n"
-        "    except Exception as e:\n"
-        "        return type(e), str(e)\n"
-        "\n"
-        "odd = [outcome(typeof.typeof, a) for a in refused + subclasses]\n"  # numba's own function answers
-        "numbas = [t._numba_typeof_ndarray(a, arg) for a in arrays]\n"
-        "assert ours == numbas, [(o, n) for o, n in zip(ours, numbas) if o != n]\n"
-        "flags = lambda ts: [(x.mutable, x.aligned, x.layout) for x in ts]\n"
-        "assert flags(ours) == flags(numbas)\n"
-        "assert odd == [outcome(t._numba_typeof_ndarray, a) for a in refused + subclasses]\n"
-        "assert all(type(o) is tuple for o in odd[: len(refused)]), odd\n"
-        "import numpy.ma\n"  # then numba's function answers every call
-        "assert outcome(typeof.typeof, numpy.ma.masked_array([1, 2])) == "
-        "outcome(t._numba_typeof_ndarray, numpy.ma.masked_array([1, 2]))\n"
-        "assert [typeof.typeof(a, arg) for a in arrays] == numbas\n"
+    code = (
+        _MA_BY_NUMPY
+        + _ARRAYS
+        + (
+            "import deteval.jit\n"
+            "from deteval._runtime import typeof as t\n"
+            "from numba.core.typing import typeof\n"
+            "assert t.installed() != ma_by_numpy\n"  # installed unless numpy imported numpy.ma itself
+            "arg = typeof.Purpose.argument\n"
+            "ours = [typeof.typeof(a, arg) for a in arrays]\n"
+            "assert ma_by_numpy or 'numpy.ma' not in sys.modules, 'numpy.ma imported by typing a plain array'\n"
+            "\n"
+            "def outcome(f, a):\n"
+            "    try:\n"
+            "        return f(a, arg)\n"
+            "    except Exception as e:\n"
+            "        return type(e), str(e)\n"
+            "\n"
+            "odd = [outcome(typeof.typeof, a) for a in refused + subclasses]\n"  # numba's own function answers
+            "numbas = [t._numba_typeof_ndarray(a, arg) for a in arrays]\n"
+            "assert ours == numbas, [(o, n) for o, n in zip(ours, numbas) if o != n]\n"
+            "flags = lambda ts: [(x.mutable, x.aligned, x.layout) for x in ts]\n"
+            "assert flags(ours) == flags(numbas)\n"
+            "assert odd == [outcome(t._numba_typeof_ndarray, a) for a in refused + subclasses]\n"
+            "assert all(type(o) is tuple for o in odd[: len(refused)]), odd\n"
+            "import numpy.ma\n"  # then numba's function answers every call
+            "assert outcome(typeof.typeof, numpy.ma.masked_array([1, 2])) == "
+            "outcome(t._numba_typeof_ndarray, numpy.ma.masked_array([1, 2]))\n"
+            "assert [typeof.typeof(a, arg) for a in arrays] == numbas\n"
+        )
     )
     _run(code, tmp_path)
 
@@ -227,7 +238,7 @@ def test_import_hooks_live_only_inside_detevals_own_imports(tmp_path):
 
 
 _EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
-    "import hashlib, json, sys\n"
+    _MA_BY_NUMPY + "import hashlib, json, sys\n"
     "import numpy as np\n"
     "import deteval\n"
     "from deteval.cli import _sample_pair\n"
@@ -244,7 +255,8 @@ _EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
     "hooks = [f for f in sys.meta_path if type(f).__module__.startswith('deteval')]\n"
     "own = all(type(k._cache) is FunctionCache and type(k._cache._impl) is CompileResultCacheImpl for k in kernels)\n"
     "numba_typeof = typeof.typeof_impl.dispatch(np.ndarray).__module__ == typeof.__name__\n"
-    "print(json.dumps({'runtime': runtime, 'hooks': len(hooks), 'own_cache': own, 'numba_typeof': numba_typeof}))\n"
+    "print(json.dumps({'runtime': runtime, 'hooks': len(hooks), 'own_cache': own, 'numba_typeof': numba_typeof,\n"
+    "                  'ma_by_numpy': ma_by_numpy}))\n"
 )
 
 
@@ -261,9 +273,16 @@ def test_plain_numba_gives_the_same_numbers_with_no_patch_active(tmp_path):
     plain_numbers, plain = run(plain=True)
     patched_numbers, patched = run(plain=False)
     assert plain_numbers == patched_numbers
-    assert plain == {"runtime": [], "hooks": 0, "own_cache": True, "numba_typeof": True}
+    assert plain == {
+        "runtime": [],
+        "hooks": 0,
+        "own_cache": True,
+        "numba_typeof": True,
+        "ma_by_numpy": plain["ma_by_numpy"],
+    }
     assert not list((tmp_path / "plain").rglob("deteval-nrt-*"))  # numba's runtime helpers: numba's own way
-    assert patched["hooks"] == 0 and not patched["own_cache"] and not patched["numba_typeof"]
+    assert patched["hooks"] == 0 and not patched["own_cache"]
+    assert patched["numba_typeof"] == patched["ma_by_numpy"]  # replaced only where it saves numpy.ma's import
     assert "deteval._runtime.kernel_cache" in patched["runtime"]
 
 
@@ -427,3 +446,25 @@ def test_evaluator_num_threads_sets_its_kernels_threads_with_the_same_numbers(mo
     assert results[1].stats == results[2].stats
     for key in ("precision", "recall", "scores"):
         assert np.array_equal(results[1].arrays[key], results[2].arrays[key]), key
+
+
+@patched
+def test_the_kernel_digest_covers_jit_every_runtime_module_and_every_kernel_module(tmp_path, monkeypatch):
+    import shutil
+
+    import deteval
+    from deteval._runtime import digest
+
+    pkg = tmp_path / "deteval"
+    shutil.copytree(Path(deteval.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(digest, "_PACKAGE", str(pkg))
+    base = digest.kernel_sources_digest.__wrapped__()  # uncached: the copy is read each time
+    runtime = sorted(f"_runtime/{p.name}" for p in (pkg / "_runtime").glob("*.py"))
+    assert "_runtime/kernel_cache.py" in runtime
+    for rel in ["jit.py", *runtime, "matching/groups.py"]:
+        text = (pkg / rel).read_bytes()
+        (pkg / rel).write_bytes(text + b"\n# changed\n")
+        assert digest.kernel_sources_digest.__wrapped__() != base, rel
+        (pkg / rel).write_bytes(text)
+    (pkg / "errors.py").write_bytes((pkg / "errors.py").read_bytes() + b"\n# changed\n")  # no kernel there
+    assert digest.kernel_sources_digest.__wrapped__() == base
