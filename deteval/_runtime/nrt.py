@@ -1,4 +1,10 @@
-"""numba's runtime helpers (NRT) compiled once and stored beside the kernels, not compiled in every process."""
+"""numba's runtime helpers (NRT) compiled once and stored beside the kernels, not compiled in every process.
+
+numba has one runtime per process: once deteval initialises it, every numba user's code calls these
+helpers. They are the machine code numba's own ``compile_nrt_functions`` makes (the same IR module,
+compiled by the same numba and llvmlite: the file's name covers their versions and the codegen's
+magic tuple), so no one else can tell them apart.
+"""
 
 from __future__ import annotations
 
