@@ -53,15 +53,19 @@ _local = threading.local()  # .threads: the count using_threads set in this thre
 def using_threads(n: int | None) -> Iterator[None]:
     """In this block, work started by this thread (:func:`run_chunks`, :func:`run_tasks`,
     :class:`SharedTasks`, and modules sizing work by :func:`num_threads`) uses ``n`` threads, the
-    caller included; ``n=1`` runs every kernel in the caller. None: the default count.
+    caller included; ``n=1`` runs every kernel in the caller. None leaves the count as it is (an
+    enclosing block's, or the default).
 
     Only the calling thread is affected (a thread-local setting), so evaluators in other
     threads keep their own; blocks nest.
     """
-    if n is not None and (isinstance(n, bool) or int(n) < 1):
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or int(n) < 1:
         raise ValueError(f"threads must be a positive integer or None, got {n!r}")
     before = getattr(_local, "threads", None)
-    _local.threads = None if n is None else int(n)
+    _local.threads = int(n)
     try:
         yield
     finally:

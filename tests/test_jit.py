@@ -412,6 +412,8 @@ def test_using_threads_sets_the_threads_of_the_calling_threads_kernels(monkeypat
     assert num_threads() == 3
     with using_threads(None):
         assert num_threads() == 3
+    with using_threads(2), using_threads(None):  # None keeps the enclosing block's count
+        assert num_threads() == 2
     with pytest.raises(ValueError):
         with using_threads(0):
             pass
