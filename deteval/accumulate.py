@@ -27,14 +27,12 @@ import numpy as np
 from deteval.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
 from deteval.sorting import (
-    KERNEL_SORT_ROWS,
     counting_sort,
     sort_by_score_desc,
     sort_slices_by_score_desc,
     sort_slices_range,
 )
-
-_RADIX_ROWS = 100_000  # from here each category is ranked by the radix sort, worth its 1 s compile
+from deteval.tuning import TUNING
 
 
 @njit(cache=True, nogil=True)
@@ -173,7 +171,7 @@ def _in_group_order(category, image, rank):  # pragma: no cover - numba
 def _rows_in_group_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> bool:
     """Whether the rows are in (category, image, rank) order: a kernel for large inputs, numpy below
     50,000 rows (a small evaluation does not compile the kernel)."""
-    if len(category) >= KERNEL_SORT_ROWS:
+    if len(category) >= TUNING.kernel_sort_rows:
         return bool(_in_group_order(category, image, rank))
     dc, di, dr = np.diff(category), np.diff(image), np.diff(rank)
     return bool(np.all((dc > 0) | ((dc == 0) & ((di > 0) | ((di == 0) & (dr >= 0))))))
@@ -253,7 +251,7 @@ def accumulate(
     recall = np.full((n_thr, n_cat, n_area, len(max_dets)), -1.0)
     overflow = np.zeros(n_cat, np.bool_)
     score = np.ascontiguousarray(det_score, np.float64)
-    ranked = n >= _RADIX_ROWS
+    ranked = n >= TUNING.radix_rows  # the radix sort's 1 s compile is worth it from here
     if ranked:
         sort_slices_by_score_desc(order, cat_off, score)
     run_chunks(

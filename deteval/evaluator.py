@@ -54,17 +54,11 @@ PROTOCOLS = ("coco",)
 
 
 def _match_with_threads(dets: Detections, gt: GroundTruth, params: CocoParams, threads: int | None) -> CocoMatches:
-    """``match()`` with numba's parallel regions limited to ``threads`` (in this thread only)."""
-    if threads is None:
-        return match(dets, gt, params)
-    import numba
+    """``match()`` with its kernels on ``threads`` threads (the calling thread's setting only)."""
+    from deteval.jit import using_threads
 
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
+    with using_threads(threads):
         return match(dets, gt, params)
-    finally:
-        numba.set_num_threads(before)
 
 
 def _dist_rank_world() -> tuple[int, int]:
@@ -116,10 +110,10 @@ class Evaluator:
         initialised at the first such image, else 0 and 1. With a ``DistributedSampler``
         that does not shuffle, these are the dataset indices.
     num_threads : int or None, default 1
-        Numba threads for the matching in :meth:`update`. One is fastest for a batch: a
-        parallel region costs more than a batch's matching, all the more when data-loader
-        workers keep the cores busy. None uses numba's setting. :meth:`compute` always uses
-        numba's setting.
+        Threads for the matching kernels in :meth:`update` (:func:`deteval.jit.using_threads`).
+        One is fastest for a batch: handing work to threads costs more than a batch's matching,
+        all the more when data-loader workers keep the cores busy. None uses the default
+        (``NUMBA_NUM_THREADS`` if set, else the usable CPUs), which :meth:`compute` always uses.
 
     Examples
     --------

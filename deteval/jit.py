@@ -1,15 +1,16 @@
 """numba's ``njit`` for deteval's kernels, and threads without parfors.
 
 Every kernel module takes ``njit`` from here: numba's, with the cache of
-:mod:`deteval.numba_start` (its key covers the kernels a kernel calls; a
-warm process loads kernels without numba's start-up costs).
+:mod:`deteval._runtime` (its key covers the kernels a kernel calls; a
+warm process loads kernels without numba's start-up costs), or numba's own
+``njit`` and cache when ``DETEVAL_PLAIN_NUMBA=1``.
 
 Parallel work runs serial ``nogil`` kernels over ranges of independent items
 (groups, categories) on a thread pool (:func:`run_chunks`), not through
 ``parallel=True``: numba's parfors pass adds about 5 s to the first compile
 of the kernels, a cost every fresh install and every cache miss pays. The
-thread count is ``NUMBA_NUM_THREADS`` when set, else the CPUs this process
-may run on.
+thread count is the one :func:`using_threads` set in the calling thread, else
+``NUMBA_NUM_THREADS`` when set, else the CPUs this process may run on.
 """
 
 from __future__ import annotations
@@ -17,33 +18,66 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import cache
 from typing import Generic, TypeVar
 
 import numpy as np
 
-# numba's njit from deteval.numba_start, which imports numba without what deteval does not need
-from deteval.numba_start import numba_njit as _numba_njit
-from deteval.numba_start import preload, with_kernel_cache
+# numba's njit from deteval._runtime, which imports numba without what deteval does not need
+from deteval._runtime import numba_njit as _numba_njit
+from deteval._runtime import preload, with_kernel_cache
 
 
 def njit(*args, **kwargs):
-    """``numba.njit``, its cache a :class:`deteval.numba_start.KernelCache`."""
+    """``numba.njit``, its cache a :class:`deteval._runtime.kernel_cache.KernelCache` (numba's own when
+    ``DETEVAL_PLAIN_NUMBA=1``)."""
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return with_kernel_cache(_numba_njit(args[0]))
     decorate = _numba_njit(*args, **kwargs)
     return lambda func: with_kernel_cache(decorate(func))
 
 
-__all__ = ["SharedTasks", "in_background", "njit", "num_threads", "preload", "run_chunks", "run_tasks"]
+__all__ = [
+    "SharedTasks", "in_background", "njit", "num_threads", "preload", "run_chunks", "run_tasks", "using_threads",
+]  # fmt: skip
 
 T = TypeVar("T")
 
+_local = threading.local()  # .threads: the count using_threads set in this thread
+
+
+@contextmanager
+def using_threads(n: int | None) -> Iterator[None]:
+    """In this block, work started by this thread (:func:`run_chunks`, :func:`run_tasks`,
+    :class:`SharedTasks`, and modules sizing work by :func:`num_threads`) uses ``n`` threads, the
+    caller included; ``n=1`` runs every kernel in the caller. None leaves the count as it is (an
+    enclosing block's, or the default).
+
+    Only the calling thread is affected (a thread-local setting), so evaluators in other
+    threads keep their own; blocks nest.
+    """
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or int(n) < 1:
+        raise ValueError(f"threads must be a positive integer or None, got {n!r}")
+    before = getattr(_local, "threads", None)
+    _local.threads = int(n)
+    try:
+        yield
+    finally:
+        _local.threads = before
+
 
 def num_threads() -> int:
-    """Threads for the kernels: ``NUMBA_NUM_THREADS`` if set, else the usable CPUs."""
+    """Threads for the kernels this thread starts: :func:`using_threads`' count, else ``NUMBA_NUM_THREADS``
+    if set, else the usable CPUs."""
+    n = getattr(_local, "threads", None)
+    if n is not None:
+        return n
     env = os.environ.get("NUMBA_NUM_THREADS", "")
     if env.strip().isdigit() and int(env) > 0:
         return int(env)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.jit import njit, run_chunks
-
-KERNEL_SORT_ROWS = 50_000  # fewer rows are sorted by numpy: a small evaluation does not compile the kernel
+from deteval.tuning import TUNING
 
 
 def counting_sort(keys: np.ndarray, order: np.ndarray | None, n_bins: int) -> np.ndarray:
@@ -24,7 +23,7 @@ def counting_sort(keys: np.ndarray, order: np.ndarray | None, n_bins: int) -> np
     """
     every_row = order is None
     n = len(keys) if every_row else len(order)
-    if n < KERNEL_SORT_ROWS:
+    if n < TUNING.kernel_sort_rows:  # numpy below: a small evaluation does not compile the kernel
         return np.argsort(keys, kind="stable") if every_row else order[np.argsort(keys[order], kind="stable")]
     return counting_sort_kernel(keys, _NO_ROWS if every_row else order, every_row, n_bins)
 
@@ -50,7 +49,6 @@ def counting_sort_kernel(keys, order, every_row, n_bins):  # pragma: no cover - 
 
 _SIGN = np.uint64(1 << 63)
 _BYTE = np.uint64(255)
-RADIX_MIN = 256  # shorter slices: the merge sort below is quicker than 8 histogram passes
 
 
 @njit(cache=True)
@@ -160,10 +158,11 @@ def sort_by_score_desc(rows, score):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def sort_slices_range(lo, hi, rows, offsets, score):  # pragma: no cover - numba
+def sort_slices_range(lo, hi, rows, offsets, score, radix_min):  # pragma: no cover - numba
+    # shorter slices than radix_min: the merge sort is quicker than 8 histogram passes
     for k in range(lo, hi):
         part = rows[offsets[k] : offsets[k + 1]]
-        if len(part) < RADIX_MIN or not radix_sort_by_score_desc(part, score):
+        if len(part) < radix_min or not radix_sort_by_score_desc(part, score):
             sort_by_score_desc(part, score)
 
 
@@ -174,4 +173,4 @@ def sort_slices_by_score_desc(rows: np.ndarray, offsets: np.ndarray, score: np.n
     category's detections); its kernel compiles in about 1 s, so callers keep it for
     large inputs and sort small ones with :func:`sort_by_score_desc` inside their kernels.
     """
-    run_chunks(sort_slices_range, len(offsets) - 1, np.diff(offsets), rows, offsets, score)
+    run_chunks(sort_slices_range, len(offsets) - 1, np.diff(offsets), rows, offsets, score, TUNING.radix_min)

@@ -1,7 +1,11 @@
-"""deteval.jit and deteval.numba_start: numba's start-up costs cut without changing what numba can do; threads."""
+"""deteval.jit and deteval._runtime: numba's start-up costs cut without changing what numba can do; threads.
+
+Tests of a patch skip when ``DETEVAL_PLAIN_NUMBA=1`` turns the patches off.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deteval.jit import SharedTasks, num_threads, run_chunks, run_tasks
+from deteval._runtime import PLAIN
+from deteval.jit import SharedTasks, num_threads, run_chunks, run_tasks, using_threads
+
+patched = pytest.mark.skipif(PLAIN, reason="DETEVAL_PLAIN_NUMBA=1: numba's patches are off")
 
 
 def _run(code: str, cache_dir) -> None:
@@ -27,6 +34,11 @@ _CALL = (  # two small kernels, called directly (group_order sorts small inputs 
 )
 
 
+# numpy 1.x imports numpy.ma with numpy (numpy 2 on first use): nothing to save then
+_MA_BY_NUMPY = "import sys, numpy\nma_by_numpy = 'numpy.ma' in sys.modules\n"
+
+
+@patched
 def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
     code = _CALL + (
         "from numba.core import entrypoints\n"  # numba's extensions were loaded before the compile
@@ -41,6 +53,7 @@ def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
     _run(code, tmp_path)  # an empty cache: the kernels compile
 
 
+@patched
 def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache
     code = _CALL + (
@@ -57,32 +70,38 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
     _run(code, tmp_path)
 
 
+@patched
 def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_loaded_kernels(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache, and the file of numba's runtime helpers
-    code = _CALL + (
-        "import deteval.numba_start as j\n"
-        "from numba.core.runtime import rtsys\n"
-        "assert isinstance(rtsys.library, j._LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
-        "for mod in ('scipy', 'yaml', 'numba.np.arrayobj', 'numpy.ma'):\n"
-        "    assert mod not in sys.modules, mod + ' imported'\n"
-        "from numba.core import entrypoints\n"
-        "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
-        "from deteval.sorting import counting_sort_kernel as counting_sort\n"
-        "lib = next(iter(counting_sort.overloads.values())).library\n"
-        "assert isinstance(lib, j._LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
-        "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
-        "@numba.njit\n"
-        "def twice(key, order, every_row, n):\n"  # the flag an argument: a literal False types another way
-        "    return counting_sort(key, counting_sort(key, order, every_row, n), every_row, n)\n"
-        "assert twice(np.array([2, 0, 1, 0]), np.arange(4), False, 3).tolist() == [1, 3, 2, 0]\n"
-        "assert lib._shared_module is not None\n"
-        "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
-        "import numba.np.arrayobj\n"  # the real module, after environments were built without it
-        "assert numba.njit(lambda n: np.ones(n).sum())(4) == 4.0\n"
+    code = (
+        _MA_BY_NUMPY
+        + _CALL
+        + (
+            "import deteval._runtime.objcode as j\n"
+            "from numba.core.runtime import rtsys\n"
+            "assert isinstance(rtsys.library, j.LoadedLibrary), 'the runtime helpers were compiled, not loaded'\n"
+            "for mod in ('scipy', 'yaml', 'numba.np.arrayobj') + ((), ('numpy.ma',))[not ma_by_numpy]:\n"
+            "    assert mod not in sys.modules, mod + ' imported'\n"
+            "from numba.core import entrypoints\n"
+            "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
+            "from deteval.sorting import counting_sort_kernel as counting_sort\n"
+            "lib = next(iter(counting_sort.overloads.values())).library\n"
+            "assert isinstance(lib, j.LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
+            "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
+            "@numba.njit\n"
+            "def twice(key, order, every_row, n):\n"  # the flag an argument: a literal False types another way
+            "    return counting_sort(key, counting_sort(key, order, every_row, n), every_row, n)\n"
+            "assert twice(np.array([2, 0, 1, 0]), np.arange(4), False, 3).tolist() == [1, 3, 2, 0]\n"
+            "assert lib._shared_module is not None\n"
+            "assert numba.njit(lambda n: np.empty(n).size + np.zeros(2).sum())(3) == 3\n"
+            "import numba.np.arrayobj\n"  # the real module, after environments were built without it
+            "assert numba.njit(lambda n: np.ones(n).sum())(4) == 4.0\n"
+        )
     )
     _run(code, tmp_path)
 
 
+@patched
 def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     code = (
         "import numpy as np\n"
@@ -102,17 +121,21 @@ def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     assert warm == ["1"]  # the compilation the first process cached, loaded before any call
 
 
+@patched
 def test_a_damaged_runtime_helpers_file_is_compiled_again(tmp_path):
     _run(_CALL, tmp_path)
     (stored,) = tmp_path.rglob("deteval-nrt-*.pkl")
     stored.write_bytes(b"not a pickle")
     _run(_CALL + "assert np.zeros(3).sum() == 0\n", tmp_path)  # kernels allocate through the helpers
-    check = "import deteval.numba_start as j\nfrom numba.core.runtime import rtsys\n" + _CALL + (
-        "assert isinstance(rtsys.library, j._LoadedLibrary)\n"
+    check = (
+        "import deteval._runtime.objcode as j\nfrom numba.core.runtime import rtsys\n"
+        + _CALL
+        + ("assert isinstance(rtsys.library, j.LoadedLibrary)\n")
     )
     _run(check, tmp_path)  # rewritten whole, and loaded
 
 
+@patched
 def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
     import deteval
 
@@ -137,23 +160,130 @@ def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path)
 
 
-def test_array_types_are_numbas():
-    from numba.core import errors
-    from numba.core.typing import typeof
+_ARRAYS = (  # every kind of array another numba user could pass: dtypes, layouts, read-only, subclasses
+    "import numpy as np\n"
+    "base = np.arange(24.0).reshape(4, 6)\n"
+    "ro = base.copy()\n"
+    "ro.flags.writeable = False\n"
+    "dtypes = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,\n"
+    "          np.float16, np.float32, np.float64, np.complex64, np.complex128, 'M8[ns]', 'm8[s]', 'M8', 'S3', 'U2',\n"
+    "          [('a', 'i4'), ('b', 'f8')], np.dtype([('a', 'u1'), ('b', 'f8')], align=True), '<f8']\n"
+    "arrays = [np.zeros((2, 3), d) for d in dtypes] + [np.zeros((2, 3), d)[:, ::2] for d in dtypes]\n"
+    "arrays += [base, base.T, base[:, ::2], base[1:3], ro, np.zeros(0, np.int8), np.array(3),\n"
+    "           np.frombuffer(b'abcd', np.uint8), np.zeros((2, 0, 3)), np.zeros((1, 1, 1, 1, 1))]\n"
+    "arrays.append(np.zeros(2, object))  # numba types it, as an array of pyobject\n"
+    "refused = [np.zeros(2, '>i4'), np.zeros(2, [('a', object)]), np.zeros(2, 'V3')]\n"
+    "subclasses = [np.zeros(3).view(np.recarray), np.matrix([[1.0]])]\n"
+)
 
-    from deteval import numba_start
 
-    base = np.arange(24.0).reshape(4, 6)
-    ro = base.copy()
-    ro.flags.writeable = False
-    arrays = [base, base.T, base[:, ::2], base[1:3], ro, np.zeros(0, np.int8), np.array(3), np.ones(3, np.bool_),
-              np.frombuffer(b"abc", np.uint8), np.zeros((2, 2), np.complex64)]  # fmt: skip
-    for a in arrays:
-        assert typeof.typeof(a) == numba_start._numba_typeof_ndarray(a, typeof.Purpose.argument), a
-    # numba's own answers: a masked array is refused, a dtype numba does not take too
-    for a in (np.ma.masked_array([1, 2]), np.zeros(2, [("a", object)])):
-        with pytest.raises(errors.NumbaError):
-            typeof.typeof(a)
+@patched
+def test_the_ndarray_typeof_gives_numbas_types_and_errors_for_every_array(tmp_path):
+    """deteval's typeof for np.ndarray is registered for every numba user: it must be numba's, minus numpy.ma."""
+    code = (
+        _MA_BY_NUMPY
+        + _ARRAYS
+        + (
+            "import deteval.jit\n"
+            "from deteval._runtime import typeof as t\n"
+            "from numba.core.typing import typeof\n"
+            "assert t.installed() != ma_by_numpy\n"  # installed unless numpy imported numpy.ma itself
+            "arg = typeof.Purpose.argument\n"
+            "ours = [typeof.typeof(a, arg) for a in arrays]\n"
+            "assert ma_by_numpy or 'numpy.ma' not in sys.modules, 'numpy.ma imported by typing a plain array'\n"
+            "\n"
+            "def outcome(f, a):\n"
+            "    try:\n"
+            "        return f(a, arg)\n"
+            "    except Exception as e:\n"
+            "        return type(e), str(e)\n"
+            "\n"
+            "odd = [outcome(typeof.typeof, a) for a in refused + subclasses]\n"  # numba's own function answers
+            "numbas = [t._numba_typeof_ndarray(a, arg) for a in arrays]\n"
+            "assert ours == numbas, [(o, n) for o, n in zip(ours, numbas) if o != n]\n"
+            "flags = lambda ts: [(x.mutable, x.aligned, x.layout) for x in ts]\n"
+            "assert flags(ours) == flags(numbas)\n"
+            "assert odd == [outcome(t._numba_typeof_ndarray, a) for a in refused + subclasses]\n"
+            "assert all(type(o) is tuple for o in odd[: len(refused)]), odd\n"
+            "import numpy.ma\n"  # then numba's function answers every call
+            "assert outcome(typeof.typeof, numpy.ma.masked_array([1, 2])) == "
+            "outcome(t._numba_typeof_ndarray, numpy.ma.masked_array([1, 2]))\n"
+            "assert [typeof.typeof(a, arg) for a in arrays] == numbas\n"
+        )
+    )
+    _run(code, tmp_path)
+
+
+@patched
+def test_import_hooks_live_only_inside_detevals_own_imports(tmp_path):
+    code = (
+        "import sys, threading\n"
+        "import deteval.jit\n"  # numba imported through the hook, which is gone afterwards
+        "assert not [f for f in sys.meta_path if type(f).__module__.startswith('deteval')], sys.meta_path\n"
+        "from deteval._runtime.light_import import scipy_blas_deferred\n"
+        "seen = []\n"
+        "with scipy_blas_deferred():\n"  # while deteval loads a kernel, other threads import as usual
+        "    t = threading.Thread(target=lambda: seen.append(__import__('scipy').__name__))\n"
+        "    t.start(); t.join()\n"
+        "    try:\n"
+        "        import scipy.linalg\n"
+        "        raise AssertionError('imported')\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "assert seen == ['scipy'] or 'numba.np.arraymath' in sys.modules\n"
+        "assert not [f for f in sys.meta_path if type(f).__module__.startswith('deteval')], sys.meta_path\n"
+    )
+    pytest.importorskip("scipy")
+    _run(code, tmp_path)
+
+
+_EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
+    _MA_BY_NUMPY + "import hashlib, json, sys\n"
+    "import numpy as np\n"
+    "import deteval\n"
+    "from deteval.cli import _sample_pair\n"
+    "res = deteval.evaluate(*_sample_pair())\n"
+    "arrays = hashlib.sha256(b''.join(np.ascontiguousarray(res.arrays[k]).tobytes() for k in sorted(res.arrays)))\n"
+    "print(json.dumps({'stats': {k: float(v) for k, v in res.stats.items()}, 'arrays': arrays.hexdigest()}))\n"
+    "import numpy as np\n"
+    "from numba.core.caching import CompileResultCacheImpl, FunctionCache\n"
+    "from numba.core.typing import typeof\n"
+    "from deteval import accumulate, jit\n"
+    "from deteval.matching import coco\n"
+    "kernels = accumulate.KERNELS + coco.KERNELS\n"
+    "runtime = sorted(m for m in sys.modules if m.startswith('deteval._runtime.'))\n"
+    "hooks = [f for f in sys.meta_path if type(f).__module__.startswith('deteval')]\n"
+    "own = all(type(k._cache) is FunctionCache and type(k._cache._impl) is CompileResultCacheImpl for k in kernels)\n"
+    "numba_typeof = typeof.typeof_impl.dispatch(np.ndarray).__module__ == typeof.__name__\n"
+    "print(json.dumps({'runtime': runtime, 'hooks': len(hooks), 'own_cache': own, 'numba_typeof': numba_typeof,\n"
+    "                  'ma_by_numpy': ma_by_numpy}))\n"
+)
+
+
+def test_plain_numba_gives_the_same_numbers_with_no_patch_active(tmp_path):
+    def run(plain: bool) -> tuple[dict, dict]:
+        env = {k: v for k, v in os.environ.items() if k != "DETEVAL_PLAIN_NUMBA"}
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / ("plain" if plain else "patched"))
+        if plain:
+            env["DETEVAL_PLAIN_NUMBA"] = "1"
+        out = subprocess.run([sys.executable, "-c", _EVALUATE], env=env, check=True, capture_output=True, text=True)
+        numbers, state = out.stdout.strip().splitlines()[-2:]
+        return json.loads(numbers), json.loads(state)
+
+    plain_numbers, plain = run(plain=True)
+    patched_numbers, patched = run(plain=False)
+    assert plain_numbers == patched_numbers
+    assert plain == {
+        "runtime": [],
+        "hooks": 0,
+        "own_cache": True,
+        "numba_typeof": True,
+        "ma_by_numpy": plain["ma_by_numpy"],
+    }
+    assert not list((tmp_path / "plain").rglob("deteval-nrt-*"))  # numba's runtime helpers: numba's own way
+    assert patched["hooks"] == 0 and not patched["own_cache"]
+    assert patched["numba_typeof"] == patched["ma_by_numpy"]  # replaced only where it saves numpy.ma's import
+    assert "deteval._runtime.kernel_cache" in patched["runtime"]
 
 
 def _fill(lo, hi, out):
@@ -219,6 +349,7 @@ def test_run_chunks_in_a_forked_child_after_the_parent_used_threads(monkeypatch)
     raise AssertionError("run_chunks hung in a forked child")
 
 
+@patched
 def test_a_change_to_a_called_kernels_file_recompiles_the_caller(tmp_path):
     import shutil
 
@@ -247,3 +378,95 @@ def test_a_change_to_a_called_kernels_file_recompiles_the_caller(tmp_path):
     with open(pkg / "deteval" / "matching" / "groups.py", "a") as f:
         f.write("\n# changed\n")
     assert hits() == 0
+
+
+def _record(lo, hi, out, seen):
+    import threading
+    import time
+
+    seen.append(threading.get_ident())
+    time.sleep(0.002)  # long enough for the pool's other thread to take a chunk
+    out[lo:hi] += np.arange(lo, hi)
+
+
+def test_using_threads_sets_the_threads_of_the_calling_threads_kernels(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+    me = threading.get_ident()
+    for n, chunks in ((1, 1), (2, 8)):  # one thread: the caller, one call; else 4 ranges a thread
+        seen: list = []
+        out = np.zeros(40, np.int64)
+        with using_threads(n):
+            assert num_threads() == n
+            other: list = []
+            t = threading.Thread(target=lambda other=other: other.append(num_threads()))
+            t.start()
+            t.join()
+            assert other == [3]  # another thread keeps the default
+            run_chunks(_record, 40, None, out, seen)
+            tasks = run_tasks([lambda: threading.get_ident() for _ in range(6)])
+        assert np.array_equal(out, np.arange(40))
+        assert len(seen) == chunks and len(set(seen)) <= n
+        assert (set(seen) == {me}) == (n == 1) and len(set(tasks)) <= n
+    assert num_threads() == 3
+    with using_threads(None):
+        assert num_threads() == 3
+    with using_threads(2), using_threads(None):  # None keeps the enclosing block's count
+        assert num_threads() == 2
+    with pytest.raises(ValueError):
+        with using_threads(0):
+            pass
+
+
+def test_evaluator_num_threads_sets_its_kernels_threads_with_the_same_numbers(monkeypatch):
+    from deteval import jit
+    from deteval.cli import _sample_pair
+    from deteval.evaluator import Evaluator
+    from deteval.io.coco import load_coco_gt, load_coco_results
+
+    preds_path, gt_path = _sample_pair()
+    gt = load_coco_gt(gt_path)
+    dets = load_coco_results(preds_path, gt)
+    cat_ids = gt.categories.ids
+    preds, targets = [], []
+    for i in range(len(gt.images)):
+        g, d = np.flatnonzero(gt.image == i), np.flatnonzero(dets.image == i)
+        preds.append({"boxes": dets.boxes[d], "scores": dets.score[d], "labels": cat_ids[dets.category[d]]})
+        targets.append({"boxes": gt.boxes[g], "labels": cat_ids[gt.category[g]], "area": gt.area[g],
+                        "iscrowd": gt.crowd[g].astype(np.int64)})  # fmt: skip
+    counts = jit.num_threads
+    results = {}
+    for n in (1, 2):
+        used: list = []
+        monkeypatch.setattr(jit, "num_threads", lambda used=used: used.append(counts()) or used[-1])
+        ev = Evaluator(box_format="xywh", num_threads=n)
+        ev.update(preds, targets)
+        monkeypatch.setattr(jit, "num_threads", counts)
+        assert used and set(used) == {n}, used  # every pool the matching asked for had n threads
+        results[n] = ev.compute()
+    assert results[1].stats == results[2].stats
+    for key in ("precision", "recall", "scores"):
+        assert np.array_equal(results[1].arrays[key], results[2].arrays[key]), key
+
+
+@patched
+def test_the_kernel_digest_covers_jit_every_runtime_module_and_every_kernel_module(tmp_path, monkeypatch):
+    import shutil
+
+    import deteval
+    from deteval._runtime import digest
+
+    pkg = tmp_path / "deteval"
+    shutil.copytree(Path(deteval.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(digest, "_PACKAGE", str(pkg))
+    base = digest.kernel_sources_digest.__wrapped__()  # uncached: the copy is read each time
+    runtime = sorted(f"_runtime/{p.name}" for p in (pkg / "_runtime").glob("*.py"))
+    assert "_runtime/kernel_cache.py" in runtime
+    for rel in ["jit.py", *runtime, "matching/groups.py"]:
+        text = (pkg / rel).read_bytes()
+        (pkg / rel).write_bytes(text + b"\n# changed\n")
+        assert digest.kernel_sources_digest.__wrapped__() != base, rel
+        (pkg / rel).write_bytes(text)
+    (pkg / "errors.py").write_bytes((pkg / "errors.py").read_bytes() + b"\n# changed\n")  # no kernel there
+    assert digest.kernel_sources_digest.__wrapped__() == base

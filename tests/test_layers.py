@@ -33,7 +33,7 @@ import deteval
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 0 base: errors, settings, containers, numerics, the numba runtime, progress display
-    ("errors", "tuning", "types", "numeric", "jit", "_runtime", "numba_start", "rle", "progress", "vocabulary"),
+    ("errors", "tuning", "types", "numeric", "jit", "_runtime", "rle", "progress", "vocabulary"),
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),
     # 2 matching, and the stable sorts that matching and ranking share
@@ -59,7 +59,7 @@ LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
     {
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
-        ("jit", "numba_start"),
+        ("jit", "_runtime"),
         ("jit", "tuning"),
         ("numeric", "jit"),
         # 0: the RLE kernels are kernels; the containers hold masks

@@ -7,11 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deteval.sorting import (
-    RADIX_MIN,
     radix_sort_by_score_desc,
     sort_by_score_desc,
     sort_slices_by_score_desc,
 )
+from deteval.tuning import TUNING
+
+_RADIX_MIN = TUNING.radix_min  # the default: the strategies below straddle it
 
 # ties, both zeros, infinities, negatives and subnormals: every way the bit mapping could go wrong
 _POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 5e-324, -5e-324, 1e300, 0.999]
@@ -19,7 +21,7 @@ _POOL = [0.0, -0.0, 1.0, 0.5, 0.123, 0.1230000001, -0.5, -2.0, np.inf, -np.inf, 
 
 @st.composite
 def _case(draw):
-    n_score = draw(st.integers(1, 5 * RADIX_MIN))
+    n_score = draw(st.integers(1, 5 * _RADIX_MIN))
     picked = draw(st.lists(st.sampled_from(range(len(_POOL))), min_size=1, unique=True))  # 0.0 == -0.0: by index
     pool = [_POOL[i] for i in picked]
     seed = draw(st.integers(0, 2**32 - 1))
@@ -37,7 +39,7 @@ def test_sort_by_score_desc_is_a_stable_descending_sort(case):
     merged = rows.copy()
     sort_by_score_desc(merged, score)
     assert np.array_equal(merged, expected)
-    # the radix sort for slices of RADIX_MIN rows or more, the merge sort for shorter ones
+    # the radix sort for slices of TUNING.radix_min rows or more, the merge sort for shorter ones
     half = len(rows) // 2
     sliced = rows.copy()
     sort_slices_by_score_desc(sliced, np.array([0, half, len(rows)], np.int64), score)
@@ -55,26 +57,25 @@ def test_a_category_sized_slice_with_many_ties():
 
 
 def test_a_nan_score_leaves_the_radix_sort_to_the_comparison_sort():
-    score = np.arange(2 * RADIX_MIN, dtype=np.float64)
+    score = np.arange(2 * _RADIX_MIN, dtype=np.float64)
     score[7] = np.nan
-    rows = np.arange(2 * RADIX_MIN, dtype=np.int64)
+    rows = np.arange(2 * _RADIX_MIN, dtype=np.int64)
     untouched = rows.copy()
     assert not radix_sort_by_score_desc(untouched, score)
     assert np.array_equal(untouched, rows)
     sort_by_score_desc(rows, score)  # the merge sort's order, whatever NaN does to it: still a permutation
-    assert np.array_equal(np.sort(rows), np.arange(2 * RADIX_MIN))
+    assert np.array_equal(np.sort(rows), np.arange(2 * _RADIX_MIN))
 
 
 def test_accumulate_ranks_large_inputs_by_radix_with_the_same_arrays(bench_preset, monkeypatch):
     """coco-sparse (130k detections) crosses accumulate's radix threshold: the same precision, recall, scores."""
     import deteval
-    from deteval import accumulate as acc
 
     d = bench_preset("coco-sparse")
     dets, gt = deteval.io.coco.load_coco_pair(d / "dets.json", d / "gt.json")
-    assert len(dets) >= acc._RADIX_ROWS
+    assert len(dets) >= TUNING.radix_rows
     radix = deteval.evaluate(dets, gt).arrays
-    monkeypatch.setattr(acc, "_RADIX_ROWS", 1 << 62)
+    monkeypatch.setattr(TUNING, "radix_rows", 1 << 62)
     merged = deteval.evaluate(dets, gt).arrays
     for key in ("precision", "recall", "scores"):
         assert np.array_equal(radix[key], merged[key]), key
@@ -102,16 +103,16 @@ def test_grouping_in_one_pass_or_two_gives_the_same_groups(monkeypatch):
     for n_img, n_cat in ((7, 3), (300, 80)):
         gt, dt = Rows(400, n_img, n_cat), Rows(900, n_img, n_cat, score=True)
         for use_cats in (True, False):
-            monkeypatch.setattr(grp, "_ONE_PASS_BINS_PER_ROW", 1 << 20)
+            monkeypatch.setattr(TUNING, "one_pass_bins_per_row", 1 << 20)
             one = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=5)
-            monkeypatch.setattr(grp, "_ONE_PASS_BINS_PER_ROW", 0)
+            monkeypatch.setattr(TUNING, "one_pass_bins_per_row", 0)
             two = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=5)
             for f in dataclasses.fields(one):
                 assert np.array_equal(getattr(one, f.name), getattr(two, f.name)), (n_img, use_cats, f.name)
 
 
 @given(st.integers(0, 300), st.integers(1, 40), st.integers(0, 2**32 - 1))
-def testcounting_sort_kernel_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
+def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
     from deteval.accumulate import _in_group_order, _rows_in_group_order
     from deteval.sorting import counting_sort, counting_sort_kernel
 
@@ -139,8 +140,8 @@ def testcounting_sort_kernel_and_the_group_order_check_are_the_same_by_numpy_and
 def test_grouping_walked_in_parts_on_threads_gives_the_same_groups(seed, threads, max_det):
     """The walk split among threads (parts begin at a key; empty parts; groups with ground truth only)."""
     import dataclasses
-    import os
 
+    from deteval.jit import using_threads
     from deteval.matching import groups as grp
 
     rng = np.random.default_rng(seed)
@@ -157,19 +158,30 @@ def test_grouping_walked_in_parts_on_threads_gives_the_same_groups(seed, threads
 
     n_img, n_cat = int(rng.integers(1, 6)), int(rng.integers(1, 4))
     gt, dt = Rows(int(rng.integers(0, 30)), n_img, n_cat), Rows(int(rng.integers(0, 60)), n_img, n_cat, True)
-    saved = grp._CSR_ROWS_PER_PART, os.environ.get("NUMBA_NUM_THREADS")
+    saved = TUNING.csr_rows_per_part  # hypothesis runs many examples per test: no monkeypatch
     try:
         for use_cats in (True, False):
-            grp._CSR_ROWS_PER_PART = 1 << 62
+            TUNING.csr_rows_per_part = 1 << 62
             one = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=max_det)
-            grp._CSR_ROWS_PER_PART = 1
-            os.environ["NUMBA_NUM_THREADS"] = str(threads)
-            parts = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=max_det)
+            TUNING.csr_rows_per_part = 1
+            with using_threads(threads):
+                parts = grp.group_by_image_category(gt, dt, use_cats=use_cats, max_det=max_det)
             for f in dataclasses.fields(one):
                 assert np.array_equal(getattr(one, f.name), getattr(parts, f.name)), (use_cats, f.name)
     finally:
-        grp._CSR_ROWS_PER_PART = saved[0]
-        if saved[1] is None:
-            os.environ.pop("NUMBA_NUM_THREADS", None)
-        else:
-            os.environ["NUMBA_NUM_THREADS"] = saved[1]
+        TUNING.csr_rows_per_part = saved
+
+
+def test_the_radix_threshold_is_read_at_call_time_and_changes_no_order(monkeypatch):
+    rng = np.random.default_rng(1)
+    score = np.round(rng.random(3000), 2)
+    rows = rng.permutation(3000).astype(np.int64)
+    offsets = np.array([0, 10, 700, 3000], np.int64)
+    expected = rows.copy()
+    for lo, hi in zip(offsets[:-1], offsets[1:]):
+        expected[lo:hi] = rows[lo:hi][np.argsort(-score[rows[lo:hi]], kind="stable")]
+    for radix_min in (0, 1 << 40):  # every slice by the radix sort, then none
+        monkeypatch.setattr(TUNING, "radix_min", radix_min)
+        got = rows.copy()
+        sort_slices_by_score_desc(got, offsets, score)
+        assert np.array_equal(got, expected), radix_min

@@ -9,6 +9,7 @@ import numpy as np
 
 from deteval.jit import njit, num_threads, run_tasks
 from deteval.sorting import counting_sort, sort_by_score_desc
+from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth
 
 
@@ -46,7 +47,6 @@ class Groups:
         return offsets
 
 
-_ONE_PASS_BINS_PER_ROW = 4  # (image, category) pairs per row up to which one counting sort groups the rows
 _INT64_MAX = np.iinfo(np.int64).max  # a global: np.iinfo inside a kernel makes its cache load import numba's arraymath
 
 
@@ -85,14 +85,11 @@ def _csr(gt_key, gt_order, dt_key, dt_order, dt_score, max_det, keys, gt_off, dt
     return n, kept
 
 
-_CSR_ROWS_PER_PART = 100_000  # detections per thread from which the walk is shared among threads
-
-
 def _csr_on_threads(gt_key, gt_order, dt_key, dt_order, dt_score, max_det):
     """:func:`_csr` over parts of the key range, one per thread, each writing where its rows could start;
     the parts' groups and rows kept are then moved down behind the previous part's."""
     n_gt, n_dt = len(gt_order), len(dt_order)
-    n_parts = max(1, min(num_threads(), n_dt // _CSR_ROWS_PER_PART))
+    n_parts = max(1, min(num_threads(), n_dt // TUNING.csr_rows_per_part))
     dt_cuts = [0]
     for p in range(1, n_parts):  # a part begins where a key does: no group is split
         j = max(p * n_dt // n_parts, dt_cuts[-1])
@@ -160,7 +157,7 @@ def group_by_image_category(
     major, minor = (n_cat, n_img) if use_cats else (n_img, n_cat)
     gt_pair = _pair_key(gt.category, gt.image, n_img) if use_cats else _pair_key(gt.image, gt.category, n_cat)
     dt_pair = _pair_key(dt.category, dt.image, n_img) if use_cats else _pair_key(dt.image, dt.category, n_cat)
-    if n_img * n_cat <= _ONE_PASS_BINS_PER_ROW * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
+    if n_img * n_cat <= TUNING.one_pass_bins_per_row * (len(gt) + len(dt)) + 4096:  # one pass, bins not beyond the rows
         gt_order = counting_sort(gt_pair, None, n_img * n_cat)
         dt_order = counting_sort(dt_pair, None, n_img * n_cat)
     else:  # two stable passes, minor key first

@@ -1,0 +1,60 @@
+"""Everything in deteval that reaches into numba's private API, and the one switch that turns it all off.
+
+:mod:`deteval.jit` is the only user: it takes ``numba_njit``,
+``with_kernel_cache`` and ``preload`` from here. With the patches on (the
+default), a warm process saves about 0.35 s of numba's start-up:
+
+- :mod:`.light_import`: numba imported without scipy and yaml, numba's
+  ``arraymath`` without scipy's BLAS module (import hooks alive only inside
+  those ``with`` blocks, and only for the thread that opened them);
+- :mod:`.kernel_cache`: deteval's kernels (and no one else's) get a cache whose
+  loads skip numba's context refresh and extension entry points, and whose key
+  covers every kernel source (:mod:`.digest`);
+- :mod:`.objcode`: cached machine code loaded without parsing its bitcode;
+- :mod:`.nrt`: numba's runtime helpers compiled once and stored with the kernels;
+- :mod:`.preload`: cached kernels loaded ahead of their first calls;
+- :mod:`.typeof`: array arguments typed without importing ``numpy.ma``, the
+  same types as numba's for every array (see there).
+
+Every step checks the private names it uses and leaves numba's way in place
+when they are missing. An upgrade of numba should run ``tests/test_jit.py``
+first.
+
+``DETEVAL_PLAIN_NUMBA=1`` (read once, when this package is imported) turns all
+of it off: ``numba_njit`` is plain ``numba.njit`` with numba's own cache,
+``with_kernel_cache`` returns the dispatcher untouched, ``preload`` does
+nothing, and none of the modules above is imported. The numbers are the same;
+only start-up is slower.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+PLAIN: bool = os.environ.get("DETEVAL_PLAIN_NUMBA", "").strip() not in ("", "0")
+
+if PLAIN:
+    from numba import njit as numba_njit
+
+    def with_kernel_cache(dispatcher):
+        """The dispatcher as numba made it (``DETEVAL_PLAIN_NUMBA`` is set)."""
+        return dispatcher
+
+    def preload(kernels: Iterable) -> None:
+        """Nothing (``DETEVAL_PLAIN_NUMBA`` is set): each kernel loads on its first call, as numba does."""
+
+else:
+    from deteval._runtime.light_import import import_numba_lightly
+
+    import_numba_lightly()  # before anything below imports numba
+
+    from numba import njit as numba_njit
+
+    from deteval._runtime import typeof as _typeof
+    from deteval._runtime.kernel_cache import with_kernel_cache
+    from deteval._runtime.preload import preload
+
+    _typeof.install()
+
+__all__ = ["PLAIN", "numba_njit", "preload", "with_kernel_cache"]
