@@ -241,8 +241,8 @@ _EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
     _MA_BY_NUMPY + "import hashlib, json, sys\n"
     "import numpy as np\n"
     "import deteval\n"
-    "from deteval.cli import _sample_pair\n"
-    "res = deteval.evaluate(*_sample_pair())\n"
+    "from deteval.cli import sample_pair\n"
+    "res = deteval.evaluate(*sample_pair())\n"
     "arrays = hashlib.sha256(b''.join(np.ascontiguousarray(res.arrays[k]).tobytes() for k in sorted(res.arrays)))\n"
     "print(json.dumps({'stats': {k: float(v) for k, v in res.stats.items()}, 'arrays': arrays.hexdigest()}))\n"
     "import numpy as np\n"
@@ -421,11 +421,11 @@ def test_using_threads_sets_the_threads_of_the_calling_threads_kernels(monkeypat
 
 def test_evaluator_num_threads_sets_its_kernels_threads_with_the_same_numbers(monkeypatch):
     from deteval import jit
-    from deteval.cli import _sample_pair
+    from deteval.cli import sample_pair
     from deteval.evaluator import Evaluator
     from deteval.io.coco import load_coco_gt, load_coco_results
 
-    preds_path, gt_path = _sample_pair()
+    preds_path, gt_path = sample_pair()
     gt = load_coco_gt(gt_path)
     dets = load_coco_results(preds_path, gt)
     cat_ids = gt.categories.ids
