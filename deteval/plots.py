@@ -31,7 +31,7 @@ def _matplotlib() -> tuple[Any, Any]:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-    except ImportError as exc:  # tests/test_report_exports.py hides matplotlib to exercise this
+    except ImportError as exc:  # tests/cli/test_report_exports.py hides matplotlib to exercise this
         raise ImportError("plotting needs matplotlib: pip install 'deteval[plot]' (or pip install matplotlib)") from exc
     return Figure, FigureCanvasAgg
 

@@ -17,7 +17,7 @@ default), a warm process saves about 0.35 s of numba's start-up:
   same types as numba's for every array (see there).
 
 Every step checks the private names it uses and leaves numba's way in place
-when they are missing. An upgrade of numba should run ``tests/test_jit.py``
+when they are missing. An upgrade of numba should run ``tests/unit/runtime/test_jit.py``
 first.
 
 ``DETEVAL_PLAIN_NUMBA=1`` (read once, when this package is imported) turns all

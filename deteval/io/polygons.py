@@ -1,7 +1,7 @@
 """COCO polygons into run-length masks, as pycocotools' ``frPyObjects`` and ``merge`` make them.
 
 COCO's polygon masks are defined by pycocotools' rasteriser, so this module
-reproduces its behaviour exactly (tests/test_polygons.py holds it to
+reproduces its behaviour exactly (tests/unit/io/test_polygons.py holds it to
 pycocotools on random and degenerate polygons), in one numba pass over all
 polygons instead of a Python object per polygon part:
 

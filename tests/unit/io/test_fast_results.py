@@ -13,11 +13,11 @@ import random
 import struct
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
+from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import mutate_bytes
@@ -26,7 +26,7 @@ from deteval.io.scan.gt import parse_gt_columns
 from deteval.io.scan.numbers import Q_MAX, Q_MIN, wide
 from deteval.io.scan.results import parse_results_columns
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 REQUIRED = ("image_id", "category_id", "bbox", "score")
 GEOMETRY = ("segmentation", "keypoints")
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import COCO_PAIRS
+from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import coco_cases
@@ -437,11 +437,10 @@ def test_cli_prints_tide_and_writes_it_into_json(tmp_path, capsys):
 
 
 def test_cli_tide_needs_coco_boxes(capsys):
-    from pathlib import Path
 
     from deteval.cli import main
 
-    d = Path(__file__).parent / "data" / "coco_fake100"
+    d = DATA_DIR / "coco_fake100"
     argv = [str(d / "instances_val2014_fakesegm100_results.json"), str(d / "instances_val2014_100.json")]
     assert main([*argv, "--tide", "--iou-type", "segm", "--quiet"]) == 2
     assert "--tide: TIDE is defined for --protocol coco --iou-type bbox" in capsys.readouterr().err

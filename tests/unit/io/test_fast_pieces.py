@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import mmap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA_DIR
 
 from deteval.io import json_source
 from deteval.io.scan import pieces, results
@@ -20,7 +20,7 @@ from deteval.io.scan import result_records as rr
 from deteval.io.scan.lexer import MAX_DEPTH
 from deteval.tuning import TUNING
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 
 _BOX_RECORDS = [
     {"image_id": 1, "category_id": 2, "bbox": [1.5, 2, 3.25, 4], "score": 0.9},

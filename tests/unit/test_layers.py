@@ -267,7 +267,7 @@ def test_no_import_cycles():
 def test_imports_follow_the_layers():
     found = _violations()
     new = [msg for key, msg in found if key not in KNOWN_VIOLATIONS]
-    assert not new, "imports that break the layering (see LAYERS in tests/test_layers.py):\n" + "\n".join(new)
+    assert not new, "imports that break the layering (see LAYERS in tests/unit/test_layers.py):\n" + "\n".join(new)
 
 
 def test_known_violations_still_occur():

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA_DIR
 
 from deteval.errors import InputError
 from deteval.io import voc as voc_io
 
-VOC = Path(__file__).resolve().parent / "data" / "voc100_native"
+VOC = DATA_DIR / "voc100_native"
 
 XML = """<annotation>
   <filename>{id}.jpg</filename>

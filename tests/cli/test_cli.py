@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import DATA_DIR
 
 import deteval
 from deteval import protocols
 from deteval.cli import build_parser, main, sample_pair
 from deteval.result import jsonable
 
-VOC = Path(__file__).parent / "data" / "voc100_native"
+VOC = DATA_DIR / "voc100_native"
 
 # the equivalent of tests' CONFIG below, as keyword options of deteval.evaluate
 CONFIG = """\

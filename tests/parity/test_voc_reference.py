@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA_DIR
 
 import deteval
 from deteval import integrators as integ
@@ -17,7 +17,7 @@ def evaluate(dets, gt, protocol=None, **options):
     """The VOC protocols through the public API (``protocol`` is required: it has no VOC default)."""
     return deteval.evaluate(dets, gt, protocol=protocol, **options)
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = DATA_DIR
 VOC = DATA / "voc100_native"
 COCO = DATA / "voc100"  # the same data as COCO JSON (difficult objects as crowd)
 TOY = DATA / "toy7_text"
