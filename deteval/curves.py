@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.errors import renamed_keywords
 from deteval.operating_points import default_iou
 from deteval.result import CocoResult, EvalResult, jsonable
 
@@ -60,19 +61,20 @@ def _axes(result: EvalResult) -> dict[str, np.ndarray]:
     return result.arrays
 
 
+@renamed_keywords(iou="iou_thr")
 def curve_indices(
-    result: EvalResult, iou: float = 0.5, area: str = "all", max_dets: int | None = None
+    result: EvalResult, iou_thr: float = 0.5, area: str = "all", max_dets: int | None = None
 ) -> tuple[int, int, int]:
     """The ``(t, a, m)`` indices into COCO's arrays for an IoU threshold, area label and detection cap.
 
-    ``iou`` matches a threshold to within 1e-9 (``np.linspace`` gives 0.8999999999999999
+    ``iou_thr`` matches a threshold to within 1e-9 (``np.linspace`` gives 0.8999999999999999
     for .90); ``max_dets=None`` picks the largest cap. Anything absent raises ``ValueError``.
     """
     ax = _axes(result)
     thrs = np.asarray(ax["iou_thrs"], dtype=np.float64)
-    hit = np.flatnonzero(np.isclose(thrs, float(iou), rtol=0.0, atol=1e-9))
+    hit = np.flatnonzero(np.isclose(thrs, float(iou_thr), rtol=0.0, atol=1e-9))
     if hit.size == 0:
-        raise ValueError(f"IoU {iou} is not an evaluated threshold; choose one of {[round(x, 4) for x in thrs]}")
+        raise ValueError(f"IoU {iou_thr} is not an evaluated threshold; choose one of {[round(x, 4) for x in thrs]}")
     areas = [str(x) for x in ax["area_labels"]]
     if area not in areas:
         raise ValueError(f"area {area!r} is not an evaluated area range; choose one of {areas}")
@@ -83,7 +85,10 @@ def curve_indices(
     return int(hit[0]), areas.index(area), caps.index(md)
 
 
-def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets: int | None = None) -> dict[str, Any]:
+@renamed_keywords(iou="iou_thr")
+def pr_curves(
+    result: EvalResult, iou_thr: float = 0.5, area: str = "all", max_dets: int | None = None
+) -> dict[str, Any]:
     """Per-class and class-averaged interpolated PR curves at one IoU threshold.
 
     Returns a dict:
@@ -103,7 +108,7 @@ def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets:
     Arrays are float64 numpy arrays holding the stored values unchanged.
     """
     ax = _axes(result)
-    t, a, m = curve_indices(result, iou, area, max_dets)
+    t, a, m = curve_indices(result, iou_thr, area, max_dets)
     prec = np.asarray(ax["precision"])[t, :, :, a, m]  # (R, K)
     scores = np.asarray(ax["scores"])[t, :, :, a, m]
     names = {row["category_id"]: row.get("name") for row in result.per_class}
@@ -142,9 +147,10 @@ def pr_curves(result: EvalResult, iou: float = 0.5, area: str = "all", max_dets:
     }
 
 
+@renamed_keywords(iou="iou_thr")
 def all_curves(
     result: EvalResult,
-    iou: float | None = None,
+    iou_thr: float | None = None,
     area: str = "all",
     max_dets: int | None = None,
     beta: float = 1.0,
@@ -153,21 +159,21 @@ def all_curves(
 ) -> dict[str, Any]:
     """Everything :func:`write_pr_curves` writes, as a dict of numpy arrays and numbers (see the module doc).
 
-    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated). ``raw=False``
+    ``iou_thr=None`` takes :func:`default_iou` (0.5 when evaluated). ``raw=False``
     leaves out the per-detection ``raw`` curves (the bulk of the file on a large
     dataset). Raises ``ValueError`` for a result with neither COCO arrays nor
     outcomes, or an IoU / area / cap that was not evaluated.
     """
     from deteval.operating_points import score_curves
 
-    iou = default_iou(result) if iou is None else iou
+    iou_thr = default_iou(result) if iou_thr is None else iou_thr
     out: dict[str, Any] = {}
     if isinstance(result, CocoResult):
-        out.update(pr_curves(result, iou, area, max_dets))
+        out.update(pr_curves(result, iou_thr, area, max_dets))
     elif result.outcomes is None:
         _axes(result)  # raises, naming what is missing
     if result.outcomes is not None:
-        sc = score_curves(result, iou=iou, area=area, beta=beta)
+        sc = score_curves(result, iou_thr=iou_thr, area=area, beta=beta)
         out.setdefault("iou", sc.iou)
         out.setdefault("area", sc.area)
         ops: dict[str, Any] = {"best": sc.best_points().to_dict()}
@@ -177,10 +183,11 @@ def all_curves(
     return out
 
 
+@renamed_keywords(iou="iou_thr")
 def write_pr_curves(
     result: EvalResult,
     path: str | Path,
-    iou: float | None = None,
+    iou_thr: float | None = None,
     area: str = "all",
     max_dets: int | None = None,
     beta: float = 1.0,
@@ -189,10 +196,10 @@ def write_pr_curves(
 ) -> dict[str, Any]:
     """Write :func:`all_curves` as JSON (floats at ``repr`` precision, so exact; NaN as null); returns it.
 
-    ``iou=None`` takes :func:`default_iou` (0.5 when evaluated). Works for COCO
+    ``iou_thr=None`` takes :func:`default_iou` (0.5 when evaluated). Works for COCO
     results (101-point arrays and score curves) and for any result with
     outcomes, e.g. VOC (score curves only).
     """
-    curves = all_curves(result, iou, area, max_dets, beta=beta, score_thr=score_thr, raw=raw)
+    curves = all_curves(result, iou_thr, area, max_dets, beta=beta, score_thr=score_thr, raw=raw)
     Path(path).write_text(json.dumps(jsonable(curves), indent=1) + "\n")
     return curves

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from deteval.cumulative import cumulative_tp_fp
+from deteval.errors import renamed_keywords
 from deteval.result import CocoResult, EvalResult, Outcomes, VocResult, default_iou_index
 
 __all__ = [
@@ -108,17 +109,17 @@ def default_iou(source: EvalResult | Outcomes) -> float:
     return float(thrs[default_iou_index(thrs)])
 
 
-def _indices(out: Outcomes, iou: float | None, area: str) -> tuple[int, int]:
+def _indices(out: Outcomes, iou_thr: float | None, area: str) -> tuple[int, int]:
     thrs = np.asarray(out.iou_thrs, dtype=np.float64)
     allowed = [round(float(x), 4) for x in thrs]
-    if iou is None:
+    if iou_thr is None:
         t = default_iou_index(thrs)
     else:
-        if isinstance(iou, bool) or not isinstance(iou, Real):
-            raise ValueError(f"iou must be a number, one of {allowed}; got {iou!r}")
-        hit = np.flatnonzero(np.isclose(thrs, float(iou), rtol=0.0, atol=1e-9))
+        if isinstance(iou_thr, bool) or not isinstance(iou_thr, Real):
+            raise ValueError(f"iou_thr must be a number, one of {allowed}; got {iou_thr!r}")
+        hit = np.flatnonzero(np.isclose(thrs, float(iou_thr), rtol=0.0, atol=1e-9))
         if hit.size == 0:
-            raise ValueError(f"IoU {iou} is not an evaluated threshold; choose one of {allowed}")
+            raise ValueError(f"IoU {iou_thr} is not an evaluated threshold; choose one of {allowed}")
         t = int(hit[0])
     areas = [str(x) for x in out.area_labels]
     if area is None:
@@ -487,8 +488,9 @@ class ScoreCurves:
 # public functions
 
 
+@renamed_keywords(iou="iou_thr")
 def score_curves(
-    source: EvalResult | Outcomes, iou: float | None = None, area: str | None = "all", beta: float = 1.0
+    source: EvalResult | Outcomes, iou_thr: float | None = None, area: str | None = "all", beta: float = 1.0
 ) -> ScoreCurves:
     """Precision, recall and F-beta against the score threshold, per class and pooled.
 
@@ -497,7 +499,7 @@ def score_curves(
     source : EvalResult or Outcomes
         A result that recorded its outcomes (COCO bbox/segm/keypoints, VOC),
         or the outcomes themselves.
-    iou : float, optional
+    iou_thr : float, optional
         One of the evaluated IoU thresholds (matched within 1e-9). Default:
         0.5 when evaluated, else the first threshold.
     area : str or None, default "all"
@@ -520,12 +522,12 @@ def score_curves(
     Examples
     --------
     >>> res = deteval.evaluate("results.json", "instances_val2017.json")  # doctest: +SKIP
-    >>> curves = score_curves(res, iou=0.5)  # doctest: +SKIP
+    >>> curves = score_curves(res, iou_thr=0.5)  # doctest: +SKIP
     >>> curves.micro.best().threshold  # doctest: +SKIP
     """
     beta = _check_beta(beta)
     out, by_image = _outcomes(source)
-    t, a = _indices(out, iou, area)
+    t, a = _indices(out, iou_thr, area)
     state = np.asarray(out.state)[:, a, t]
     keep = state != 2
     category = np.asarray(out.category)[keep].astype(np.int64)
@@ -548,8 +550,9 @@ def score_curves(
     return ScoreCurves(float(np.asarray(out.iou_thrs)[t]), str(out.area_labels[a]), beta, tuple(classes), micro)
 
 
+@renamed_keywords(iou="iou_thr")
 def best_operating_points(
-    source: EvalResult | Outcomes, iou: float | None = None, area: str | None = "all", beta: float = 1.0
+    source: EvalResult | Outcomes, iou_thr: float | None = None, area: str | None = "all", beta: float = 1.0
 ) -> OperatingPoints:
     """Per class, the score threshold that maximises F-beta, with P, R, F, TP, FP there.
 
@@ -563,13 +566,14 @@ def best_operating_points(
     -------
     OperatingPoints
     """
-    return score_curves(source, iou, area, beta).best_points()
+    return score_curves(source, iou_thr, area, beta).best_points()
 
 
+@renamed_keywords(iou="iou_thr")
 def operating_points_at(
     source: EvalResult | Outcomes,
     score_thr: float,
-    iou: float | None = None,
+    iou_thr: float | None = None,
     area: str | None = "all",
     beta: float = 1.0,
 ) -> OperatingPoints:
@@ -579,7 +583,7 @@ def operating_points_at(
     ----------
     score_thr : float
         Must be finite. A class that keeps nothing has precision NaN (0 in macro-P).
-    source, iou, area, beta :
+    source, iou_thr, area, beta :
         As :func:`score_curves`.
 
     Returns
@@ -587,4 +591,4 @@ def operating_points_at(
     OperatingPoints
     """
     thr = _check_threshold(score_thr)
-    return score_curves(source, iou, area, beta).points_at(thr)
+    return score_curves(source, iou_thr, area, beta).points_at(thr)

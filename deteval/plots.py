@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from deteval.curves import pr_curves
+from deteval.errors import renamed_keywords
 from deteval.result import CocoResult, EvalResult, VocResult
 
 #: classes drawn in colour, with their AP in the legend, on the PR plot
@@ -41,26 +42,27 @@ def _save(fig: Any, canvas_cls: Any, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+@renamed_keywords(iou="iou_thr")
 def plot_pr_curves(
-    result: EvalResult, out_dir: str | Path, iou: float = 0.5, area: str = "all", max_dets: int | None = None
+    result: EvalResult, out_dir: str | Path, iou_thr: float = 0.5, area: str = "all", max_dets: int | None = None
 ) -> list[Path]:
     """Write ``pr_curves.png`` and ``per_class_ap.png`` into ``out_dir`` (created if needed).
 
     ``pr_curves.png``: the interpolated PR curve (pycocotools' 101-point envelope)
     of every class with ground truth (faint grey), the :data:`TOP_CLASSES` classes
-    with the most ground truth in colour with their AP at ``iou`` in the legend
+    with the most ground truth in colour with their AP at ``iou_thr`` in the legend
     (the most frequent classes, since on small sets many classes tie at AP 1),
     and the class-averaged curve (bold black) with its AP.
 
     ``per_class_ap.png``: a horizontal bar per class with ground truth: a light
-    bar for AP at ``iou`` and, when the per-class rows carry COCO's headline
+    bar for AP at ``iou_thr`` and, when the per-class rows carry COCO's headline
     ``AP`` (IoU .50:.95), a dark bar for it; sorted by the dark value, best on top.
 
     Returns the two paths. Raises ``ImportError`` without matplotlib and
     ``ValueError`` for a result without COCO arrays or an IoU/area/cap not evaluated.
     """
     Figure, Canvas = _matplotlib()
-    curves = pr_curves(result, iou=iou, area=area, max_dets=max_dets)
+    curves = pr_curves(result, iou_thr=iou_thr, area=area, max_dets=max_dets)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     where = f"IoU={curves['iou']:.2f}, area={curves['area']}, maxDets={curves['max_dets']}"
@@ -145,14 +147,14 @@ def plot_pr_curves(
 # score-threshold curves (deteval.operating_points) and the confusion matrix (deteval.confusion)
 
 
-def _class_aps(result: EvalResult, iou: float) -> dict[Any, float]:
-    """The protocol's own AP per category id at ``iou``: COCO's 101-point AP, VOC's headline integrator."""
+def _class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
+    """The protocol's own AP per category id at ``iou_thr``: COCO's 101-point AP, VOC's headline integrator."""
     if isinstance(result, CocoResult):
-        curves = pr_curves(result, iou=iou)
+        curves = pr_curves(result, iou_thr=iou_thr)
         return {c["category_id"]: c["AP"] for c in curves["classes"] if c["has_gt"]}
     if isinstance(result, VocResult) and result.outcomes is not None:
         thrs = np.asarray(result.iou_thrs, dtype=np.float64)
-        t = int(np.flatnonzero(np.isclose(thrs, iou, rtol=0.0, atol=1e-9))[0])
+        t = int(np.flatnonzero(np.isclose(thrs, iou_thr, rtol=0.0, atol=1e-9))[0])
         ap = np.asarray(result.ap)[t, :, 0]
         npos = np.asarray(result.outcomes.npos)[:, 0]
         ids = [v.item() if hasattr(v, "item") else v for v in result.outcomes.category_ids]
@@ -160,10 +162,11 @@ def _class_aps(result: EvalResult, iou: float) -> dict[Any, float]:
     return {}
 
 
+@renamed_keywords(iou="iou_thr")
 def plot_pr_per_class(
     result: EvalResult,
     path: str | Path,
-    iou: float | None = None,
+    iou_thr: float | None = None,
     area: str = "all",
     max_classes: int = 16,
 ) -> Path:
@@ -173,7 +176,7 @@ def plot_pr_per_class(
     (the sawtooth: false positives drop precision at constant recall); the
     envelope is the best precision at any recall at least as high (what COCO
     and VOC all-point AP integrate), drawn as a staircase. The legend gives the
-    protocol's AP at ``iou`` (COCO: 101-point AP; VOC: its headline integrator).
+    protocol's AP at ``iou_thr`` (COCO: 101-point AP; VOC: its headline integrator).
     Panels: the ``max_classes`` classes with the most ground truth. Read from
     the result's outcomes (:mod:`deteval.operating_points`); raises
     ``ValueError`` without them, ``ImportError`` without matplotlib.
@@ -181,7 +184,7 @@ def plot_pr_per_class(
     from deteval.operating_points import score_curves
 
     Figure, Canvas = _matplotlib()
-    sc = score_curves(result, iou=iou, area=area)
+    sc = score_curves(result, iou_thr=iou_thr, area=area)
     aps = _class_aps(result, sc.iou)
     chosen = sorted((c for c in sc.classes if c.npos > 0), key=lambda c: -c.npos)[:max_classes]
     n = max(len(chosen), 1)
@@ -220,8 +223,9 @@ def plot_pr_per_class(
     return out
 
 
+@renamed_keywords(iou="iou_thr")
 def plot_f_vs_confidence(
-    result: EvalResult, path: str | Path, iou: float | None = None, area: str = "all", beta: float = 1.0
+    result: EvalResult, path: str | Path, iou_thr: float | None = None, area: str = "all", beta: float = 1.0
 ) -> Path:
     """F-beta against the score threshold: a thin line per class with ground truth, all classes pooled in bold.
 
@@ -232,7 +236,7 @@ def plot_f_vs_confidence(
     from deteval.operating_points import score_curves
 
     Figure, Canvas = _matplotlib()
-    sc = score_curves(result, iou=iou, area=area, beta=beta)
+    sc = score_curves(result, iou_thr=iou_thr, area=area, beta=beta)
     fname = f"F{sc.beta:g}"
     fig = Figure(figsize=(9, 6))
     ax = fig.add_subplot()

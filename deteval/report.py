@@ -27,6 +27,7 @@ import io
 import math
 from typing import Any
 
+from deteval.errors import renamed_keywords
 from deteval.result import EvalResult
 
 NO_VALUE_MARKDOWN = "\u2013"
@@ -141,8 +142,9 @@ def operating_point_columns(beta: float = 1.0) -> list[str]:
     return [f, f"{f}_P", f"{f}_R", f"{f}_TP", f"{f}_FP", f"{f}_thr"]
 
 
+@renamed_keywords(iou="iou_thr")
 def with_operating_points(
-    result: EvalResult, beta: float = 1.0, iou: float | None = None, area: str | None = None
+    result: EvalResult, beta: float = 1.0, iou_thr: float | None = None, area: str | None = None
 ) -> EvalResult:
     """A copy of ``result`` whose per-class rows carry their best-F-beta operating point.
 
@@ -150,7 +152,7 @@ def with_operating_points(
     other betas, see :func:`operating_point_columns`): ``F1`` (the best F1 over
     score thresholds), ``F1_P`` and ``F1_R`` (precision and recall there),
     ``F1_TP`` and ``F1_FP`` (detections kept there), ``F1_thr`` (the score
-    threshold: keep ``score >= F1_thr``). Read at IoU ``iou`` (default 0.5 when
+    threshold: keep ``score >= F1_thr``). Read at IoU ``iou_thr`` (default 0.5 when
     evaluated, else the first threshold) and area range ``area`` (default
     ``"all"`` when evaluated, else the first range); see
     :mod:`deteval.operating_points` for the conventions. Undefined values (a
@@ -164,7 +166,7 @@ def with_operating_points(
         return result
     from deteval.operating_points import best_operating_points
 
-    points = best_operating_points(result, iou=iou, area=area, beta=beta)
+    points = best_operating_points(result, iou_thr=iou_thr, area=area, beta=beta)
     by_id = {p.category_id: p for p in points.classes}
     names = operating_point_columns(points.beta)
 

@@ -57,7 +57,7 @@ def _write_exports(args: argparse.Namespace, result: EvalResult, confusion=None)
 
         with flag_errors("--curves"):
             write_pr_curves(
-                result, Path(args.curves), iou=args.at_iou, area=args.at_area or "all", beta=args.beta,
+                result, Path(args.curves), iou_thr=args.at_iou, area=args.at_area or "all", beta=args.beta,
                 score_thr=args.score_thr,
             )  # fmt: skip
     if args.plot:
@@ -71,15 +71,17 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion) -> Non
     from deteval.result import CocoResult
 
     out = Path(args.plot)
-    iou = default_iou(result) if args.at_iou is None else args.at_iou
+    iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
     area = args.at_area or "all"
     if isinstance(result, CocoResult):
-        plots.plot_pr_curves(result, out, iou=iou, area=area)
+        plots.plot_pr_curves(result, out, iou_thr=iou_thr, area=area)
     elif result.outcomes is None:
         raise ValueError(f"the {result.protocol!r} result has neither COCO arrays nor per-detection outcomes")
     if result.outcomes is not None:
-        plots.plot_pr_per_class(result, out / "pr_per_class.png", iou=iou, area=area)
-        plots.plot_f_vs_confidence(result, out / f"f{args.beta:g}_confidence.png", iou=iou, area=area, beta=args.beta)
+        plots.plot_pr_per_class(result, out / "pr_per_class.png", iou_thr=iou_thr, area=area)
+        plots.plot_f_vs_confidence(
+            result, out / f"f{args.beta:g}_confidence.png", iou_thr=iou_thr, area=area, beta=args.beta
+        )
     if confusion is not None:
         plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
 

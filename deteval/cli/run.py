@@ -68,7 +68,7 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
         from deteval.report import with_operating_points
 
         with flag_errors("--at-iou/--at-area"):
-            result = with_operating_points(result, beta=args.beta, iou=args.at_iou, area=args.at_area)
+            result = with_operating_points(result, beta=args.beta, iou_thr=args.at_iou, area=args.at_area)
     if inv.confusion_thrs is not None:
         progress.stage("confusion matrix")
         with flag_errors("--confusion"):
@@ -108,7 +108,7 @@ def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:
         return f"--score-thr: the {result.protocol!r} result holds no per-detection outcomes"
     from deteval.operating_points import operating_points_at
 
-    pts = operating_points_at(result, args.score_thr, iou=args.at_iou, area=args.at_area, beta=args.beta)
+    pts = operating_points_at(result, args.score_thr, iou_thr=args.at_iou, area=args.at_area, beta=args.beta)
     head = (
         f"At score >= {args.score_thr:g} (IoU={pts.iou:.2f}, area={pts.area}); "
         f"micro: counts pooled over classes; macro: mean over classes with ground truth"

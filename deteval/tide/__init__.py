@@ -6,21 +6,22 @@ from deteval's containers and with numba kernels instead of per-detection Python
 
 What tidecv does (read from its source; ``PROTOCOLS.md`` §5.3)
 ---------------------------------------------------------------
-* **One IoU threshold.** Matching, errors and AP are at ``pos_thr`` (0.5): its "bbox AP @ 50".
+* **One IoU threshold.** Matching, errors and AP are at ``iou_thr`` (tidecv's ``pos_threshold``,
+  0.5): its "bbox AP @ 50".
   ``evaluate_range`` only adds the AP at each of ``.50:.05:.95`` (``ap_thresholds=``); the errors
-  stay at ``pos_thr``.
+  stay at ``iou_thr``.
 * **Per image**, in the order of the ground truth's ``images`` list: detections sorted by
   descending score (stable), cut to ``max_dets`` (100, tidecv's COCO loader) across classes.
   Greedy matching in that order: a detection takes the *unused same-class ground truth of highest
-  IoU* (first of equals) when that IoU is ``>= pos_thr`` (COCO instead walks the ground truth and
+  IoU* (first of equals) when that IoU is ``>= iou_thr`` (COCO instead walks the ground truth and
   keeps the best above the threshold, crowd included). Crowd ground truth never matches: it is an
   ignore region; an unmatched detection whose intersection over its own area with a same-class
-  crowd box is ``> pos_thr`` is ignored (left out of AP, but still classified and counted as an
+  crowd box is ``> iou_thr`` is ignored (left out of AP, but still classified and counted as an
   error). The ``ignore`` flag of the ground truth is not read (tidecv's loader reads ``iscrowd``
   only), and there are no area ranges.
 * **Errors** of each unmatched or ignored detection, first that applies: no ground truth in the
-  image -> Bkg; ``bg_thr <= max same-class IoU <= pos_thr`` -> Loc; max other-class IoU
-  ``>= pos_thr`` -> Cls; max IoU with a matched same-class ground truth ``>= pos_thr`` -> Dupe;
+  image -> Bkg; ``bg_thr <= max same-class IoU <= iou_thr`` -> Loc; max other-class IoU
+  ``>= iou_thr`` -> Cls; max IoU with a matched same-class ground truth ``>= iou_thr`` -> Dupe;
   max IoU ``<= bg_thr`` -> Bkg; else Both. A ground truth left unmatched is a Miss unless some
   Loc or Cls error points at it.
 * **AP** per class: a 101-point COCO-style integral of the monotone precision over recall,
@@ -64,6 +65,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from deteval.errors import renamed_keywords
 from deteval.tide.core import COCO_THRESHOLDS, FILE_RANK
 from deteval.tide.result import ERROR_TYPES, SPECIAL_TYPES, TideResult
 from deteval.types import Detections, GroundTruth
@@ -88,11 +90,12 @@ def _run_name(dets: Any, source: str) -> str:
     return "detections"
 
 
+@renamed_keywords(pos_thr="iou_thr")
 def tide_errors(
     dets: Any,
     gt: Any,
     *,
-    pos_thr: float = 0.5,
+    iou_thr: float = 0.5,
     bg_thr: float = 0.1,
     max_dets: int = 100,
     image_order: Sequence | None = None,
@@ -108,8 +111,9 @@ def tide_errors(
         Boxes in COCO ``[x, y, w, h]`` (``xyxy`` containers are converted).
     gt : GroundTruth, or COCO ground truth (path or dict)
         ``iscrowd`` ground truth is a set of ignore regions, as in tidecv.
-    pos_thr : float, default 0.5
-        IoU for a match (tidecv's ``pos_threshold``): the AP, the errors and dAP are at this IoU.
+    iou_thr : float, default 0.5
+        IoU for a match (tidecv's ``pos_threshold``; ``pos_thr=`` is deprecated): the AP, the errors
+        and dAP are at this IoU. The result keeps it as ``pos_thr``.
     bg_thr : float, default 0.1
         IoU up to which a detection is background (``background_threshold``).
     max_dets : int, default 100
@@ -136,8 +140,8 @@ def tide_errors(
     ------
     ValueError
         A non-bbox ``iou_type``, containers that do not belong together, non-finite boxes or
-        scores, negative box sizes, thresholds outside ``0 <= bg_thr <= pos_thr <= 1``,
-        ``pos_thr == 0``, ``max_dets < 1``, or an ``image_order`` that is not the image list.
+        scores, negative box sizes, thresholds outside ``0 <= bg_thr <= iou_thr <= 1``,
+        ``iou_thr == 0``, ``max_dets < 1``, or an ``image_order`` that is not the image list.
     """
     if iou_type != "bbox":
         raise ValueError(f"TIDE supports bbox only (iou_type='bbox'), got iou_type={iou_type!r}")
@@ -163,7 +167,7 @@ def tide_errors(
     return tide_from_containers(
         dets_loaded,
         gt_loaded,
-        pos_thr=pos_thr,
+        iou_thr=iou_thr,
         bg_thr=bg_thr,
         max_dets=max_dets,
         image_order=order,
@@ -172,11 +176,12 @@ def tide_errors(
     )
 
 
+@renamed_keywords(pos_thr="iou_thr")
 def tide_from_containers(
     dets: Detections,
     gt: GroundTruth,
     *,
-    pos_thr: float = 0.5,
+    iou_thr: float = 0.5,
     bg_thr: float = 0.1,
     max_dets: int = 100,
     image_order: Sequence | None = None,
@@ -216,7 +221,7 @@ def tide_from_containers(
     return tide_errors_impl(
         dets,
         gt,
-        pos_thr=pos_thr,
+        iou_thr=iou_thr,
         bg_thr=bg_thr,
         max_dets=max_dets,
         image_order=image_order,

@@ -23,7 +23,7 @@ FILE_RANK = "file_rank"
 COCO_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
-def _validate(dets: Any, gt: Any, pos_thr: float, bg_thr: float, max_dets: int) -> None:
+def _validate(dets: Any, gt: Any, iou_thr: float, bg_thr: float, max_dets: int) -> None:
     if not isinstance(gt, GroundTruth):
         raise ValueError(f"gt must be a deteval GroundTruth or a COCO ground-truth source, got {type(gt).__name__}")
     if not isinstance(dets, Detections):
@@ -42,13 +42,13 @@ def _validate(dets: Any, gt: Any, pos_thr: float, bg_thr: float, max_dets: int) 
                 raise ValueError(f"{what}: row {i} has {name} index {int(arr[i])}, outside the ground truth's {n}")
     if len(dets.score) != len(dets) or not np.isfinite(dets.score).all():
         raise ValueError("dets: every detection needs a finite score")
-    for name, v in (("pos_thr", pos_thr), ("bg_thr", bg_thr)):
+    for name, v in (("iou_thr", iou_thr), ("bg_thr", bg_thr)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not np.isfinite(v):
             raise ValueError(f"{name} must be a number, got {v!r}")
-    if not 0 < pos_thr <= 1:
-        raise ValueError(f"pos_thr must be in (0, 1], got {pos_thr!r}")
-    if not 0 <= bg_thr <= pos_thr:
-        raise ValueError(f"bg_thr must be in [0, pos_thr], got {bg_thr!r}")
+    if not 0 < iou_thr <= 1:
+        raise ValueError(f"iou_thr (tidecv's pos_threshold) must be in (0, 1], got {iou_thr!r}")
+    if not 0 <= bg_thr <= iou_thr:
+        raise ValueError(f"bg_thr must be in [0, iou_thr], got {bg_thr!r}")
     if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)) or max_dets < 1:
         raise ValueError(f"max_dets must be a positive integer, got {max_dets!r}")
 
@@ -166,11 +166,11 @@ def _mean(aps: np.ndarray, classes: np.ndarray) -> float:
     return sum(vals) / len(vals) if vals else 0.0
 
 
-def tide_errors_impl(dets, gt, *, pos_thr, bg_thr, max_dets, image_order, ap_thresholds, name) -> TideResult:
-    _validate(dets, gt, pos_thr, bg_thr, max_dets)
+def tide_errors_impl(dets, gt, *, iou_thr, bg_thr, max_dets, image_order, ap_thresholds, name) -> TideResult:
+    _validate(dets, gt, iou_thr, bg_thr, max_dets)
     boxes_d, boxes_g = _xywh(dets), _xywh(gt)
     rank = _image_rank(gt, image_order)
-    r = _Ranked(dets, gt, boxes_d, boxes_g, rank, pos_thr, bg_thr, max_dets)
+    r = _Ranked(dets, gt, boxes_d, boxes_g, rank, iou_thr, bg_thr, max_dets)
     n_cls, kept = r.n_cls, len(r.rows)
     g = np.arange(kept)
     is_tp = r.state == K.TP
@@ -280,7 +280,7 @@ def tide_errors_impl(dets, gt, *, pos_thr, bg_thr, max_dets, image_order, ap_thr
         fixed_ap=fixed_ap,
         per_class=per_class,
         ap_by_threshold=ap_by_thr,
-        pos_thr=float(pos_thr),
+        pos_thr=float(iou_thr),
         bg_thr=float(bg_thr),
         max_dets=int(max_dets),
         det_error=det_error,

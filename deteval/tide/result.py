@@ -37,7 +37,7 @@ class TideResult:
 
     Attributes
     ----------
-    ap : the mAP at ``pos_thr`` (tidecv's ``run.ap``, "bbox AP @ 50").
+    ap : the mAP at ``pos_thr`` (the ``iou_thr`` of the run; tidecv's ``run.ap``, "bbox AP @ 50").
     counts : number of errors of each type (``run.count_errors()``).
     dap : dAP of fixing each main error type alone, ``max(fixed - ap, 0)`` (``fix_main_errors``).
     special_dap : ``FalsePos`` / ``FalseNeg`` dAP, not clamped (``fix_special_errors``).

@@ -105,7 +105,7 @@ def test_sort_by_orders_rows_descending_missing_last(sample):
 
 @pytest.mark.parametrize(("iou", "area", "max_dets"), [(0.5, "all", None), (0.75, "small", 10), (0.9, "large", 1)])
 def test_pr_curves_are_the_stored_arrays(sample, iou, area, max_dets):
-    curves = pr_curves(sample, iou=iou, area=area, max_dets=max_dets)
+    curves = pr_curves(sample, iou_thr=iou, area=area, max_dets=max_dets)
     t, a, m = curve_indices(sample, iou, area, max_dets)
     assert (curves["indices"]["t"], curves["indices"]["a"], curves["indices"]["m"]) == (t, a, m)
     assert sample.arrays["iou_thrs"][t] == pytest.approx(iou)
@@ -131,19 +131,19 @@ def test_pr_curves_are_the_stored_arrays(sample, iou, area, max_dets):
 
 
 def test_pr_curves_agree_with_the_stats(sample):
-    curves = pr_curves(sample, iou=0.5)
+    curves = pr_curves(sample, iou_thr=0.5)
     assert curves["mean"]["AP"] == pytest.approx(sample.stats["AP50"], rel=1e-12)
     by_id = {row["category_id"]: row for row in sample.per_class}
     for c in curves["classes"]:
         ap50 = by_id[c["category_id"]]["AP50"]
         assert c["AP"] == pytest.approx(ap50, rel=1e-12)
         assert c["name"] == by_id[c["category_id"]]["name"]
-    assert pr_curves(sample, iou=0.75)["mean"]["AP"] == pytest.approx(sample.stats["AP75"], rel=1e-12)
+    assert pr_curves(sample, iou_thr=0.75)["mean"]["AP"] == pytest.approx(sample.stats["AP75"], rel=1e-12)
 
 
 def test_pr_curves_reject_what_was_not_evaluated(sample):
     with pytest.raises(ValueError, match="IoU"):
-        pr_curves(sample, iou=0.42)
+        pr_curves(sample, iou_thr=0.42)
     with pytest.raises(ValueError, match="area"):
         pr_curves(sample, area="huge")
     with pytest.raises(ValueError, match="max_dets"):
@@ -169,7 +169,7 @@ def test_cli_writes_exports(tmp_path, sample, capsys):
     assert paths["csv"].read_bytes().decode() == per_class_csv(full, sort_by="AP")  # CRLF kept, as csv writes
     assert paths["md"].read_text() == per_class_markdown(full, sort_by="AP")
     data = json.loads(paths["json"].read_text())
-    curves = pr_curves(sample, iou=0.5)
+    curves = pr_curves(sample, iou_thr=0.5)
     assert data["iou"] == 0.5 and data["area"] == "all" and data["max_dets"] == 100
     assert data["recall"] == curves["recall"].tolist()
     assert data["mean"]["precision"] == curves["mean"]["precision"].tolist()
@@ -195,7 +195,7 @@ def test_plots_written(tmp_path, sample):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
     from deteval.plots import plot_pr_curves
 
-    paths = plot_pr_curves(sample, tmp_path / "plots", iou=0.5)
+    paths = plot_pr_curves(sample, tmp_path / "plots", iou_thr=0.5)
     assert [p.name for p in paths] == ["pr_curves.png", "per_class_ap.png"]
     for p in paths:
         data = p.read_bytes()
@@ -378,7 +378,7 @@ def test_cli_at_iou_and_area_select_the_curves_and_operating_points(tmp_path, ca
     assert main(["--sample", "--quiet", "--curves", str(out), "--at-iou", "0.75", "--at-area", "large"]) == 0
     curves = json.loads(out.read_text())
     assert (curves["iou"], curves["area"]) == (0.75, "large")
-    expected = best_operating_points(deteval.evaluate(*sample_pair()), iou=0.75, area="large")
+    expected = best_operating_points(deteval.evaluate(*sample_pair()), iou_thr=0.75, area="large")
     assert curves["operating_points"]["best"]["micro"]["fbeta"] == expected.micro.fbeta
 
 

@@ -360,7 +360,7 @@ def test_rejects_bad_input():
     with pytest.raises(ValueError, match="swapped"):
         tide_errors(dets, dets)
     with pytest.raises(ValueError, match="pos_thr"):
-        tide_errors(dets, gt, pos_thr=0)
+        tide_errors(dets, gt, iou_thr=0)
     with pytest.raises(ValueError, match="bg_thr"):
         tide_errors(dets, gt, bg_thr=0.6)
     with pytest.raises(ValueError, match="max_dets"):
@@ -420,7 +420,7 @@ def test_random_datasets_match_tidecv(case, max_dets, pos):
     except KeyError:  # a Loc/Cls fix where no score beats tidecv's initial best of -1
         assert min(p["score"] for p in case.preds) <= -1
         assume(False)
-    res = tide_errors(case.preds, case.gt, max_dets=max_dets, pos_thr=pos)
+    res = tide_errors(case.preds, case.gt, max_dets=max_dets, iou_thr=pos)
     assert not math.isnan(res.ap)
     _assert_same(res, ref, gd, pd, len(case.preds), len(case.gt["annotations"]))
 
@@ -514,10 +514,10 @@ def test_container_path_takes_only_containers():
 def test_container_path_equals_the_path_path_on_random_datasets(case, max_dets, pos):
     from deteval.tide import tide_from_containers
 
-    by_path = tide_errors(case.preds, case.gt, max_dets=max_dets, pos_thr=pos, name="run")
+    by_path = tide_errors(case.preds, case.gt, max_dets=max_dets, iou_thr=pos, name="run")
     dets, gtc = _loaded(case.preds, case.gt)
     order = [im["id"] for im in case.gt["images"]]
-    kw = {"max_dets": max_dets, "pos_thr": pos, "name": "run"}
+    kw = {"max_dets": max_dets, "iou_thr": pos, "name": "run"}
     _assert_same_result(tide_from_containers(dets, gtc, image_order=order, **kw), by_path)
     _assert_same_result(tide_from_containers(dets, _with_file_rank(gtc, case.gt), **kw), by_path)
 

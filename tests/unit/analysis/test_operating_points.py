@@ -171,7 +171,7 @@ def _brute(score, state, thr):
 def test_brute_force_counts(seed, beta):
     out = _random_outcomes(seed)
     for t, iou in enumerate((0.5, 0.75)):
-        curves = score_curves(out, iou=iou, beta=beta)
+        curves = score_curves(out, iou_thr=iou, beta=beta)
         for k, c in enumerate(curves.classes):
             sel = [i for i in range(len(out.score)) if out.category[i] == k and out.state[i, 0, t] != 2]
             sc = [float(out.score[i]) for i in sel]
@@ -248,7 +248,7 @@ def test_input_validation():
         with pytest.raises(ValueError, match="score_thr"):
             operating_points_at(HAND, bad)
     with pytest.raises(ValueError, match=r"choose one of \[0\.5\]"):
-        score_curves(HAND, iou=0.42)
+        score_curves(HAND, iou_thr=0.42)
     with pytest.raises(ValueError, match=r"choose one of \['all'\]"):
         score_curves(HAND, area="small")
     with pytest.raises(TypeError):
@@ -280,7 +280,7 @@ def test_coco_consistency(coco_result):
     assert iou == 0.5
     t = int(np.flatnonzero(np.isclose(res.arrays["iou_thrs"], iou))[0])
     a = list(res.arrays["area_labels"]).index("all")
-    curves = score_curves(res, iou=iou, area="all")
+    curves = score_curves(res, iou_thr=iou, area="all")
     out = res.outcomes
     eps = np.spacing(1)
     rec_thrs = res.arrays["rec_thrs"]
@@ -349,8 +349,8 @@ def test_voc_result_curves_give_its_all_point_ap():
         ap = float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
         assert ap == pytest.approx(res.per_class[k]["AP50"], rel=1e-12, abs=1e-15)
     with pytest.raises(ValueError, match="choose one of"):
-        score_curves(res, iou=0.52)
-    assert score_curves(res, iou=0.75).iou == 0.75
+        score_curves(res, iou_thr=0.52)
+    assert score_curves(res, iou_thr=0.75).iou == 0.75
 
 
 def test_no_detections_at_all():
