@@ -52,7 +52,7 @@ def main() -> int:
         for iou in (0.5, 0.75):
             want = ref[f"iou{iou}_{key}"]
             res = deteval.evaluate(
-                voc / "dets_txt", voc / "gt_xml", protocol=protocol, iou=(iou,), names=voc / "voc.names"
+                voc / "dets_txt", voc / "gt_xml", protocol=protocol, iou_thrs=(iou,), names=voc / "voc.names"
             )
             got = {row["name"]: row["AP"] for row in res.per_class}
             per_class = want["per_class_AP"]
