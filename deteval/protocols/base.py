@@ -74,14 +74,14 @@ class Protocol(ABC):
     """One evaluation protocol. Subclasses set the class attributes and implement the stages.
 
     ``Params`` is the protocol's frozen parameter dataclass; ``Result`` its result type (an
-    :class:`~deteval.result.EvalResult` subclass); ``preset`` names its file in ``configs/``.
+    :class:`~deteval.result.EvalResult` subclass); ``preset_name`` names its file in ``configs/``.
     """
 
     name: str
     title: ClassVar[str]
     iou_types: ClassVar[tuple[str, ...]]
     options: ClassVar[tuple[Option, ...]]
-    preset: ClassVar[str]
+    preset_name: ClassVar[str]
     Params: ClassVar[type]
     Result: ClassVar[type[EvalResult]]
 

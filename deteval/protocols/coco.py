@@ -211,7 +211,7 @@ class CocoProtocol(Protocol):
     name = "coco"
     title = "coco protocol (pycocotools)"
     iou_types = IOU_TYPES
-    preset = "coco"
+    preset_name = "coco"
     Params = CocoParams
     Result = CocoResult
     options = (

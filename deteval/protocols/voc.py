@@ -207,7 +207,7 @@ class VocProtocol(Protocol):
     )  # fmt: skip
 
     def __init__(self, name: str, title: str) -> None:
-        self.name = self.preset = name
+        self.name = self.preset_name = name
         self.title = title
 
     def params(
@@ -220,7 +220,7 @@ class VocProtocol(Protocol):
         self.check_options(options)
         user = preset if preset is None or isinstance(preset, presets.Preset) else presets.Preset(preset, "preset")
         given = {k: v for k, v in options.items() if v is not None}
-        values = presets.merged(presets.builtin(self.preset), user, PRESET_KEYS) | given
+        values = presets.merged(presets.builtin(self.preset_name), user, PRESET_KEYS) | given
         try:
             return _checked(self.name, values, compat)
         except InputError as exc:
