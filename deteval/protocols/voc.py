@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_inputs import load_voc_inputs
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.result import Outcomes, VocResult
@@ -229,6 +228,9 @@ class VocProtocol(Protocol):
             raise
 
     def load(self, preds: Any, gt: Any, params: VocParams) -> tuple[Detections, GroundTruth]:
+        # VOC's file readers are imported when VOC loads: the CLI reads every protocol's options at start
+        from deteval.io.voc_inputs import load_voc_inputs
+
         return load_voc_inputs(preds, gt, names=params.names, image_set=params.image_set, box_format=params.box_format)
 
     def match(self, preds: Detections, gt: GroundTruth, params: VocParams) -> VocMatches:
