@@ -157,27 +157,28 @@ def write_files(args: argparse.Namespace, result: EvalResult, extras: Extras, pr
     if wants_files(args):
         progress.stage("writing files")
     staging = _Staging()
-    target: Path | None = None
+    target: Path | None = None  # the output being written, for the error message
+    flag = ""
     try:
         texts = _texts(args, result, extras)
         for name in STDOUT_FLAGS:
             if getattr(args, name) and getattr(args, name) != "-":
-                target = Path(getattr(args, name))
+                flag, target = _flag(name), Path(getattr(args, name))
                 staging.file(target).write_text(texts[name], newline="")
         if args.arrays:
-            target = Path(args.arrays)
+            flag, target = "--arrays", Path(args.arrays)
             result.save_arrays(staging.file(target), compressed=not args.arrays_uncompressed)
         if args.curves:
-            target = Path(args.curves)
+            flag, target = "--curves", Path(args.curves)
             _write_curves(args, result, staging.file(target))
         if args.plot:
-            target = Path(args.plot)
+            flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
                 _write_plots(args, result, extras.confusion, staging.directory(target))
         staging.commit()
     except OSError as exc:
         # the message reads "cannot write PATH: REASON", PATH the user's (not a temporary's)
-        raise InputError(f"cannot write {target}", None, exc.strerror or str(exc)) from None
+        raise InputError(f"{flag}: cannot write {target}", None, exc.strerror or str(exc)) from None
     finally:
         staging.discard()
     return [texts[name] for name in STDOUT_FLAGS if getattr(args, name) == "-"]

@@ -213,7 +213,7 @@ def test_write_error_names_the_path(tmp_path, monkeypatch, capsys):
     before = _snapshot(tmp_path)
     argv = ["--sample", "--quiet", "--json", str(tmp_path / "o.json"), "--arrays", str(tmp_path / "a.npz")]
     assert main(argv) == 2
-    _one_line_error(capsys.readouterr().err, f"cannot write {tmp_path / 'a.npz'}: No space left on device")
+    _one_line_error(capsys.readouterr().err, f"--arrays: cannot write {tmp_path / 'a.npz'}: No space left on device")
     assert _snapshot(tmp_path) == before
 
 
