@@ -109,9 +109,14 @@ class EvalResult:
             Path(path).write_text(text + "\n")
         return text
 
-    def save_arrays(self, path: str | Path) -> None:
-        """Write :attr:`arrays` to an ``.npz`` file."""
-        np.savez(path, **self.arrays)
+    def save_arrays(self, path: str | Path, compressed: bool = True) -> None:
+        """Write :attr:`arrays` as ``.npz`` to exactly ``path`` (zip-compressed unless ``compressed=False``).
+
+        numpy appends ``.npz`` to a path that lacks it; an open file keeps the name the caller chose.
+        """
+        save = np.savez_compressed if compressed else np.savez
+        with open(path, "wb") as f:
+            save(f, **self.arrays)
 
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.stats.items())[:3])

@@ -12,14 +12,18 @@ object runs the evaluation (:mod:`deteval.cli.run`), and :mod:`deteval.cli.outpu
 writes and prints. A user's preset file (``--config``) supplies the protocol's
 parameters; flags override it.
 
-Exit status: 0 done; 2 bad input. Every mistake of the user's is an
-:class:`~deteval.errors.InputError`, printed as one line ``deteval: error: ...``;
-usage errors (flags and their values) leave through ``SystemExit(2)`` as argparse's
-do, errors found in the inputs make :func:`main` return 2.
+Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr);
+141 (128 + SIGPIPE, as a shell reports a process a closed pipe ended) when stdout was
+closed before everything was printed (``| head``): the files were written by then.
+Every mistake of the user's is an :class:`~deteval.errors.InputError`, printed as one
+line ``deteval: error: ...``; usage errors (flags and their values) leave
+through ``SystemExit(2)`` as argparse's do, errors found in the inputs or the output
+paths make :func:`main` return 2.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -38,8 +42,38 @@ def _print_error(exc: InputError) -> None:
     print(f"deteval: error: {exc}", file=sys.stderr)
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 2 bad input); a usage error raises ``SystemExit(2)``."""
+    """Run the CLI; returns the exit status (0 ok, 2 bad input, 130 interrupted, 141 stdout closed early).
+
+    A usage error raises ``SystemExit(2)``.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, no traceback; the files are all or nothing (output.write_files)
+        print("deteval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull, so the interpreter's flush at exit does not raise BrokenPipeError again
+    (what Python's documentation of SIGPIPE advises)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real descriptor (a test's capture): nothing to flush
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         inv = parse_command_line(sys.argv[1:] if argv is None else argv)
     except InputError as exc:
@@ -50,6 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deteval.cli import output, run
     from deteval.progress import Progress
 
+    try:
+        # before anything is loaded: a bad output path must not cost an evaluation
+        output.check_paths(inv)
+    except InputError as exc:
+        _print_error(exc)
+        return 2
+    # when a file goes to stdout, stdout holds that file only: the summary and tables go to stderr
+    printed = sys.stderr if output.to_stdout(args) else sys.stdout
     stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args)
     with Progress(stages, enabled=not args.quiet) as progress:
         try:
@@ -59,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result, dets, gt = run.evaluate(inv, progress)
             result, extras = run.analyses(inv, result, dets, gt, progress)
             # files first: a closed pipe on stdout (| head) must not lose them
-            output.write_files(args, result, extras, progress)
+            stdout_texts = output.write_files(args, result, extras, progress)
         except InputError as exc:
             progress.close()
             _print_error(exc)
@@ -67,7 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         for w in caught:
             print(f"deteval: warning: {w.message}", file=sys.stderr)
-        output.print_results(args, result, extras)
+        output.print_results(args, result, extras, printed)
+    for text in stdout_texts:  # written even with --quiet: the user asked for it
+        sys.stdout.write(text)
+    sys.stdout.flush()  # a closed pipe shows here, inside main, not at the interpreter's exit
     return 0
 
 

@@ -116,15 +116,22 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fixed", action="store_true", help="correct the reference tool's quirks instead of reproducing them"
     )
-    p.add_argument("--json", metavar="PATH", help="write stats and per-class results as JSON")
-    p.add_argument("--arrays", metavar="PATH.npz", help="write the raw arrays (precision, recall, scores ...) as .npz")
+    p.add_argument("--json", metavar="PATH", help="write stats and per-class results as JSON (- for stdout: see below)")
+    p.add_argument(
+        "--arrays",
+        metavar="PATH.npz",
+        help="write the raw arrays (precision, recall, scores ...) as compressed .npz, to exactly PATH",
+    )
+    p.add_argument(
+        "--arrays-uncompressed", action="store_true", help="write --arrays uncompressed (np.savez: larger, faster)"
+    )
     p.add_argument("--per-class", action="store_true", help="print a per-class table after the summary")
     # per-class exports, curves and plots (deteval.report, deteval.curves, deteval.plots)
     p.add_argument(
         "--sort-by", metavar="COLUMN", help="sort per-class rows (--per-class, --csv, --markdown) by COLUMN, e.g. AP"
     )
-    p.add_argument("--csv", metavar="PATH", help="write the per-class results as CSV")
-    p.add_argument("--markdown", metavar="PATH", help="write the per-class results as a Markdown table")
+    p.add_argument("--csv", metavar="PATH", help="write the per-class results as CSV (- for stdout)")
+    p.add_argument("--markdown", metavar="PATH", help="write the per-class results as a Markdown table (- for stdout)")
     p.add_argument(
         "--curves",
         metavar="PATH.json",
@@ -172,7 +179,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(
-        "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (ignores PREDS GT)"
+        "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (takes no PREDS GT)"
     )
 
 
@@ -266,7 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="deteval",
         description="Evaluate object detections against ground truth (COCO, bit-identical to pycocotools).",
-        epilog="example: deteval --protocol coco results.json instances_val2017.json",
+        epilog="example: deteval --protocol coco results.json instances_val2017.json\n\n"
+        "Output files: their directories must exist; each file is written to a temporary file and renamed\n"
+        "into place once every output is written, so a failed run changes none. --json, --csv or\n"
+        "--markdown - writes that output to stdout, and the summary and tables go to stderr.\n"
+        "Exit status: 0 done; 2 bad input or usage; 130 interrupted (Ctrl-C); 141 stdout closed early\n"
+        "(e.g. | head), with the files already written.",
         formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the groups' line breaks
     )
     _add_common(p)
@@ -346,6 +358,8 @@ def parse_command_line(argv: Sequence[str]) -> Invocation:
     """Parse ``argv`` into an :class:`Invocation`; :class:`InputError` for any usage error."""
     args = build_parser().parse_args(list(argv))
     confusion_thrs = _confusion_thrs(args)
+    if args.sample and (args.preds is not None or args.gt is not None):
+        raise InputError("command line", None, "--sample takes no PREDS GT (it evaluates the bundled sample)")
     _take_back_positionals(args)
     if args.sample:
         args.preds, args.gt = sample_pair()

@@ -362,15 +362,16 @@ def test_cli_voc_curves_and_plots(tmp_path):
     assert not (tmp_path / "pr_curves.png").exists()  # no 101-point arrays for VOC
 
 
-def test_cli_creates_output_directories_and_reports_unwritable_paths(tmp_path, capsys):
+def test_cli_refuses_missing_output_directories_and_unwritable_paths(tmp_path, capsys):
+    # deliberately changed (hardening issue): missing directories are an error, no longer created
     out = tmp_path / "new" / "dir"
-    assert main(["--sample", "--quiet", "--curves", str(out / "curves.json"), "--csv", str(out / "c" / "t.csv")]) == 0
-    assert json.loads((out / "curves.json").read_text())["score_curves"]
-    assert (out / "c" / "t.csv").read_text().startswith("category_id")
+    assert main(["--sample", "--quiet", "--curves", str(out / "curves.json")]) == 2
+    assert f"--curves: cannot write {out / 'curves.json'}: {out} does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert main(["--sample", "--quiet", "--json", str(blocker / "x.json")]) == 2
-    assert f"cannot write {blocker}" in capsys.readouterr().err
+    assert f"cannot write {blocker / 'x.json'}: {blocker} is not a directory" in capsys.readouterr().err
 
 
 def test_cli_at_iou_and_area_select_the_curves_and_operating_points(tmp_path, capsys):
