@@ -2,6 +2,10 @@
 
 import sys
 
-from deteval.cli import main
+try:
+    from deteval.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the modules load: the same one line and status as during a run
+    sys.stderr.write("deteval: interrupted\n")
+    sys.exit(130)
 
 sys.exit(main())
