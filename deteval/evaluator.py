@@ -294,14 +294,11 @@ class Evaluator:
 
         Cheap to call again: the result is kept until the next update, merge, sync or reset.
 
-        Before any :meth:`update`, :meth:`merge` or :meth:`sync` there is nothing to evaluate, and
-        no pycocotools call it stands for: an :class:`InputError` (``"compute"``), as a loop that
-        never fed its evaluator is a bug to report, not a score of -1. A state with no images or no
-        categories (empty batches, say) is scored as pycocotools scores an empty ground truth:
-        every stat -1, no per-class rows.
+        Before any :meth:`update` (or after empty batches only) the result is valid and empty, as
+        pycocotools scores a ground truth with no annotations or no categories: every stat -1, and
+        one per-class row per given category (none without ``categories``). Not an error: a rank
+        of a distributed loop may see no data.
         """
-        if self._synced is None and not self._chunks:
-            raise InputError("compute", None, "compute() before any update(): there is nothing to evaluate")
         if self._result is None:
             state = self._synced if self._synced is not None else self.state()
             self._result = result_from_state(state, self.params, self.categories)
