@@ -98,7 +98,9 @@ def make_params(
         return _checked_params(iou_type, values, compat)
     except InputError as exc:
         if user is not None and exc.source in set(user.values) - set(given):
-            raise InputError(user.source, exc.source, exc.rule) from None
+            # the preset's key, and the entry within it where the rule names one (an area range's label)
+            record = exc.source if exc.record is None else f"{exc.source}[{exc.record!r}]"
+            raise InputError(user.source, record, exc.rule) from None
         raise
 
 

@@ -105,6 +105,14 @@ def test_inverted_area_range_is_an_error_naming_its_label(tmp_path):
     assert err.value.rule == "area range (lo, hi) must have lo <= hi, got (100, 10)"
 
 
+def test_inverted_area_range_in_a_preset_names_the_preset_and_label():
+    from deteval.protocols.coco_params import make_params
+
+    with pytest.raises(InputError) as err:
+        make_params(preset={"area_ranges": {"all": [0, 1e10], "odd": [100, 10]}}, compat=False)
+    assert (err.value.source, err.value.record) == ("preset", "area_ranges['odd']")
+
+
 def test_point_area_range_is_valid():
     result = deteval.evaluate(_DETS, _gt(), area_ranges={"all": (400, 400)}, max_dets=[1, 10, 100], compat=False)
     assert result.stats  # only the 400-area annotation is evaluated; no error
