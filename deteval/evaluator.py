@@ -293,6 +293,11 @@ class Evaluator:
         """Rank and reduce what was updated, merged and synced; the result of :func:`deteval.evaluate`.
 
         Cheap to call again: the result is kept until the next update, merge, sync or reset.
+
+        Before any :meth:`update` (or after empty batches only) the result is valid and empty, as
+        pycocotools scores a ground truth with no annotations or no categories: every stat -1, and
+        one per-class row per given category (none without ``categories``). Not an error: a rank
+        of a distributed loop may see no data.
         """
         if self._result is None:
             state = self._synced if self._synced is not None else self.state()

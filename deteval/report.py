@@ -29,6 +29,7 @@ from typing import Any
 
 from deteval.errors import renamed_keywords
 from deteval.result import EvalResult
+from deteval.types import printable
 
 NO_VALUE_MARKDOWN = "\u2013"
 
@@ -67,7 +68,8 @@ def _rows(result: EvalResult, sort_by: str | None) -> tuple[list[str], list[dict
 def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
     """An aligned text table of ``result.per_class``, one row per category.
 
-    Numbers are printed with 3 decimals; -1 (no ground truth) prints as ``-``.
+    Numbers are printed with 3 decimals; -1 (no ground truth) prints as ``-``;
+    control characters in names are escaped (``a\\nb``).
     Rows keep category order unless ``sort_by`` names a column (numeric columns
     descending, missing values last; text columns ascending). An unknown column
     raises ``ValueError``.
@@ -79,7 +81,7 @@ def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
     def cell(v: Any) -> str:
         if _is_missing(v):
             return "-"
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
+        return f"{v:.3f}" if isinstance(v, float) else printable(str(v))  # a newline in a name breaks rows
 
     cells = [[cell(r[c]) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
@@ -117,7 +119,8 @@ def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
 
     Same columns as :func:`per_class_table`; numbers with 3 decimals, -1 and
     ``None`` ("no ground truth") as ``–``; numeric columns right-aligned;
-    ``|`` in category names escaped.
+    ``|`` and control characters (``a\\nb``) in category names escaped. CSV keeps names raw
+    (the csv module quotes them).
     """
     columns, rows = _rows(result, sort_by)
     if not rows:
@@ -129,7 +132,7 @@ def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
             return NO_VALUE_MARKDOWN
         if isinstance(v, float):
             return f"{v:.3f}"
-        return str(v).replace("|", "\\|")
+        return printable(str(v)).replace("|", "\\|")  # one line per row, no column breaks
 
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
     lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]

@@ -23,6 +23,16 @@ if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
 
 
 
+def printable(text: str) -> str:
+    """``text`` with each unprintable character (``\\n``, ``\\t``, other controls) escaped as ``repr`` escapes it.
+
+    A class name is one cell of a table: a newline or tab in it would break the rows (CSV quotes it instead).
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def xywh_area(boxes: np.ndarray) -> np.ndarray:
     """``w * h`` of ``(N, 4)`` xywh boxes; inf where it overflows, silently, as Python's float product."""
     with np.errstate(over="ignore"):

@@ -56,6 +56,12 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     For masks a missing ``bbox`` is the mask's extent (pycocotools reads none
     there) and, with ``area`` missing too, the area is the mask's.
 
+    Image records that repeat an id are one image, as pycocotools keys them by
+    id, with one :class:`DetevalWarning` naming the count and the first repeat.
+    A ground truth with no categories (``"categories": []``) is valid: as in
+    pycocotools 2.0.11 it scores every stat -1 (and its results are skipped
+    with the warning above), with no per-class rows.
+
     Raises
     ------
     InputError
@@ -173,6 +179,7 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth |
         has_area=an.get("has_area", np.ones(n, bool)),
         crowd=an["iscrowd"] != 0,
         ignore=an["ignore"] != 0,
+        repeated_image_ids=im["id"] if len(img_ids) != len(im["id"]) else None,
     )
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's

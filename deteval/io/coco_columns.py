@@ -41,6 +41,21 @@ def warn(message: str) -> None:
     warnings.warn(message, DetevalWarning, stacklevel=level)
 
 
+def _warn_repeated_images(ids: np.ndarray, name: str) -> None:
+    """pycocotools keys its images by id, so records repeating an id are one image: scored so, but said,
+    naming the first repeat (a merged or concatenated dataset, most likely)."""
+    first: dict = {}
+    for j, v in enumerate(ids.tolist()):
+        if v in first:
+            break
+        first[v] = j
+    count = len(ids) - len(np.unique(ids))
+    warn(
+        f"{name}: {count} image records repeat an id listed before (images[{j}] repeats images[{first[v]}], "
+        f"id={v!r}); each id is scored as one image, as in pycocotools"
+    )
+
+
 @dataclass
 class GtColumns:
     """A ground truth file's annotations as columns, in file order, with its image and category tables."""
@@ -61,6 +76,8 @@ class GtColumns:
     segmentations: Callable[[np.ndarray, np.ndarray, np.ndarray], Masks | None] | None = None
     keypoints: np.ndarray | None = None  # float64 (N, 3K), keypoint evaluation
     num_keypoints: np.ndarray | None = None  # float64 (N,), NaN where missing
+    # every image record's id in file order, where some id repeats (None where none does)
+    repeated_image_ids: np.ndarray | None = None
 
 
 def ground_truth_from_columns(cols: GtColumns, name: str) -> GroundTruth | None:
@@ -91,6 +108,8 @@ def ground_truth_from_columns(cols: GtColumns, name: str) -> GroundTruth | None:
             boxes[at] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
             no_area = ~cols.has_area[at]
             area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
+    if cols.repeated_image_ids is not None:  # here, past the decline above: warned once, by either reader
+        _warn_repeated_images(cols.repeated_image_ids, name)
     rows = slice(None)  # every annotation kept: the columns themselves, no copies (a large file's are large)
     if not keep.all():
         rows = keep

@@ -72,6 +72,8 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> Ground
         crowd=crowd,
         ignore=ignore,
     )
+    if len(img_ids) != len(images):  # the ids again, in file order: only for the warning
+        cols.repeated_image_ids = _ids(_column(images, "id", name, "images"), name, "images", "id", images)
     if iou_type == "segm":
 
         def segmentations(kept: np.ndarray, heights: np.ndarray, widths: np.ndarray):

@@ -16,6 +16,9 @@ except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None
 
 
+MAX_JSON_DEPTH = 512  # a bound both parsers' limits lie above; see _too_deep
+
+
 def read_bytes(source: str | os.PathLike, what: str) -> bytes | mmap.mmap:
     """The bytes of a file, with clear errors naming it.
 
@@ -52,17 +55,27 @@ def parse_json(raw: bytes | mmap.mmap, name: str) -> Any:
     if _orjson is not None:
         try:
             return _orjson.loads(raw)
-        except ValueError:
-            pass  # NaN/Infinity literals (json.dump writes them) or a real error: the stdlib decides
+        except ValueError as exc:
+            if "depth limit" in str(exc):  # orjson stops at 1024 levels; the stdlib would recurse, then fail
+                raise _too_deep(name) from None
+            # NaN/Infinity literals (json.dump writes them) or a real error: the stdlib decides
     import json
 
     try:
         return json.loads(raw)
+    except RecursionError:  # the stdlib's parser recurses once per level: ~1000 levels end it
+        raise _too_deep(name) from None
     except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not text
         line, col = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         at = f" at line {line}, column {col}" if line is not None else ""
         msg = getattr(exc, "msg", None) or str(exc)
         raise InputError(name, None, f"malformed JSON{at}: {msg}") from None
+
+
+def _too_deep(name: str) -> InputError:
+    """Both parsers give up at about 1000 levels (orjson at 1024, the stdlib at Python's recursion
+    limit), far above any COCO or VOC file (6 levels at most), so the rule names a safe bound."""
+    return InputError(name, None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
 def is_path(source: Any) -> bool:

@@ -79,7 +79,9 @@ def make_params(
     """Build :class:`CocoParams` from the built-in preset, then a user's ``preset``, then what is given.
 
     ``area_ranges`` maps a label to ``(lo, hi)``; the summary reads the
-    labels ``all``, ``small``, ``medium`` and ``large``. ``kpt_sigmas``
+    labels ``all``, ``small``, ``medium`` and ``large``. Bounds are inclusive, as in
+    pycocotools: ``lo > hi`` is an :class:`InputError` naming the label (no area fits it), while
+    ``lo == hi`` is a valid point range (the annotations of exactly that area). ``kpt_sigmas``
     (keypoints only) defaults to the 17 COCO person sigmas. A wrong value
     that came from a user's preset is reported naming the preset's source.
     """
@@ -96,8 +98,17 @@ def make_params(
         return _checked_params(iou_type, values, compat)
     except InputError as exc:
         if user is not None and exc.source in set(user.values) - set(given):
-            raise InputError(user.source, exc.source, exc.rule) from None
+            # the preset's key, and the entry within it where the rule names one (an area range's label)
+            record = exc.source if exc.record is None else f"{exc.source}[{exc.record!r}]"
+            raise InputError(user.source, record, exc.rule) from None
         raise
+
+
+def _check_range_order(rng: Mapping, ranges: np.ndarray) -> None:
+    """An inverted range (lo > hi) holds no area: surely a typo, so an error naming its label."""
+    for label, (lo, hi) in zip(rng, ranges.tolist()):
+        if not lo <= hi:  # NaN bounds fail too: no area compares with them
+            raise InputError("area_ranges", str(label), f"area range (lo, hi) must have lo <= hi, got ({lo:g}, {hi:g})")
 
 
 def _checked_params(iou_type: str, values: dict, compat: bool) -> CocoParams:
@@ -127,6 +138,7 @@ def _checked_params(iou_type: str, values: dict, compat: bool) -> CocoParams:
         raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
     if len(ranges) == 0:
         raise InputError("area_ranges", None, "at least one area range is needed")
+    _check_range_order(rng, ranges)
     sigmas = None
     if iou_type == "keypoints":
         from deteval.geometry.keypoints import COCO_SIGMAS

@@ -116,6 +116,8 @@ def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, are
     """
     k_axis = 2 if arr.ndim == 5 else 1
     n_cat = arr.shape[k_axis]
+    if n_cat == 0:  # a ground truth with no categories: pycocotools scores it (every stat -1), no rows
+        return np.zeros(0)
     arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
     if len(a) != 1 or len(m) != 1 or arr.shape[0] == 0:
         return np.array([_select(arr, params, None, area, max_det, k=slice(k, k + 1)) for k in range(n_cat)])

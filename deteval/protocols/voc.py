@@ -43,7 +43,7 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.result import Outcomes, VocResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
 IOU_TYPES = ("bbox",)
@@ -240,6 +240,8 @@ class VocProtocol(Protocol):
         dt = preds
         if len(dt) and (dt.image.max() >= len(gt.images) or dt.category.max() >= len(gt.categories)):
             raise InputError(dt.source, None, "detections index images or categories outside the ground truth's tables")
+        if params.plus_one:
+            _warn_if_normalised(gt, dt)
         difficult = gt.difficult | gt.crowd | gt.ignore
         groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
         outcome, _, _, _ = match_voc(
@@ -311,12 +313,13 @@ class VocProtocol(Protocol):
         )
         cols = [(t, i) for i in range(len(names_i)) for t in range(len(thrs))]
         labels = [f"AP{_iou_key(thrs[t])}" + ("" if i == 0 else f":{names_i[i]}") for t, i in cols]
-        width = max([len("class")] + [len(r["name"]) for r in result.per_class])
+        names = [printable(r["name"]) for r in result.per_class]  # a newline in a name would break the table
+        width = max([len("class")] + [len(n) for n in names])
         lines = [head, f"{'class':<{width}}  {'npos':>5}  {'ndet':>5}  " + "  ".join(f"{c:>8}" for c in labels)]
         for k, r in enumerate(result.per_class):
             vals = "  ".join(f"{ap[t, k, i]:8.4f}" if valid[k] else f"{'-':>8}" for t, i in cols)
             note = "  (no positives)" if not valid[k] else ""
-            lines.append(f"{r['name']:<{width}}  {r['npos']:>5}  {r['ndet']:>5}  {vals}{note}")
+            lines.append(f"{names[k]:<{width}}  {r['npos']:>5}  {r['ndet']:>5}  {vals}{note}")
         vals = "  ".join(f"{m_ap[t, i]:8.4f}" if m_ap[t, i] >= 0 else f"{'-':>8}" for t, i in cols)
         lines.append(f"{'mAP':<{width}}  {'':>5}  {'':>5}  {vals}")
         if len(thrs) > 1:
@@ -324,6 +327,25 @@ class VocProtocol(Protocol):
                 mean = result.stats["mAP" + ("" if i == 0 else ":" + name)]
                 lines.append(f"mAP (mean over IoU thresholds, {name}) = {mean:.4f}")
         return lines
+
+
+def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
+    """Warn when every coordinate lies in [0, 1]: normalised boxes, which the +1 pixel rule swamps.
+
+    With +1 a box [0.1, 0.1, 0.3, 0.3] is 1.2 pixels wide, so any two such boxes overlap by most of
+    their area and the scores mean little. Pixel boxes all inside [0, 1] do not exist in practice,
+    so the test has no false alarms worth the name; an empty ground truth says nothing.
+    """
+    if len(gt) == 0:
+        return
+    if all(np.all((b >= 0) & (b <= 1)) for b in (gt.boxes, dt.boxes) if len(b)):
+        from deteval.io.coco_columns import warn
+
+        warn(
+            f"{gt.source}, {dt.source}: every box coordinate lies in [0, 1] (normalised coordinates?) but VOC's "
+            "+1 pixel rule is on, which adds 1 to every width and height; pass plus_one=False (--no-plus-one) "
+            "for normalised or continuous coordinates"
+        )
 
 
 def _suffix(i: int, name: str) -> str:
