@@ -55,6 +55,15 @@ def ranks_of(first: np.ndarray) -> np.ndarray:
     return np.argsort(np.argsort(np.asarray(first), kind="stable"), kind="stable").astype(np.int64)
 
 
+def last_occurrence(values: np.ndarray) -> np.ndarray:
+    """For each distinct value, ascending, the index of its last occurrence in ``values``.
+
+    pycocotools indexes records by id in a dict, so a repeated image id keeps its last record's fields.
+    """
+    values = np.asarray(values)
+    return len(values) - 1 - np.unique(values[::-1], return_index=True)[1]
+
+
 @dataclass(frozen=True)
 class IdTable:
     """Sorted, unique user ids (int64 or str) with optional per-id attributes.

@@ -31,7 +31,7 @@ from deteval.io.coco_columns import (
 from deteval.io.coco_json import ground_truth_of_json, results_of_json
 from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.tuning import TUNING
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, ranks_of
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
@@ -160,6 +160,8 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth |
         return None
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
     img_ids, img_first = np.unique(im["id"], return_index=True)
+    # a repeated id's size is its last record's, as pycocotools' id -> record dict keeps it
+    img_last = img_first if len(img_ids) == len(im["id"]) else last_occurrence(im["id"])
     cat_ids, cat_first = np.unique(ca["id"], return_index=True)
     boxes = an["bbox"]
     if len(cat_ids) != len(ca["id"]) or has_duplicates(an["id"]) or ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
@@ -167,7 +169,7 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth |
     n = len(boxes)
     columns = GtColumns(
         images=IdTable(
-            img_ids, height=im["height"][img_first], width=im["width"][img_first], file_rank=ranks_of(img_first)
+            img_ids, height=im["height"][img_last], width=im["width"][img_last], file_rank=ranks_of(img_first)
         ),
         categories=IdTable(cat_ids, names=[ca["name"][i] for i in cat_first]),
         ann_id=an["id"],

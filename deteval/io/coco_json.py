@@ -20,7 +20,7 @@ from deteval.io.coco_columns import (
     loadres_branch,
     warn,
 )
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, ranks_of
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
 
 
 def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> GroundTruth:
@@ -32,9 +32,13 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> Ground
     anns = _get_list(data, "annotations", name)
 
     img_ids, img_first = _id_table(images, name, "images", unique=False)
-    firsts = [images[i] for i in img_first]
-    height = _numbers([im.get("height", -1) for im in firsts], name, "images", "height", firsts)
-    width = _numbers([im.get("width", -1) for im in firsts], name, "images", "width", firsts)
+    in_file = None
+    if len(img_ids) != len(images):  # the ids again, in file order: for the sizes of repeats and the warning
+        in_file = _ids(_column(images, "id", name, "images"), name, "images", "id", images)
+    # a repeated id's size is its last record's, as pycocotools' id -> record dict keeps it
+    lasts = [images[i] for i in (img_first if in_file is None else last_occurrence(in_file))]
+    height = _numbers([im.get("height", -1) for im in lasts], name, "images", "height", lasts)
+    width = _numbers([im.get("width", -1) for im in lasts], name, "images", "width", lasts)
     cat_ids, cat_first = _id_table(categories, name, "categories", unique=True)
     cat_names = [str(categories[i].get("name", categories[i]["id"])) for i in cat_first]
 
@@ -72,8 +76,7 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> Ground
         crowd=crowd,
         ignore=ignore,
     )
-    if len(img_ids) != len(images):  # the ids again, in file order: only for the warning
-        cols.repeated_image_ids = _ids(_column(images, "id", name, "images"), name, "images", "id", images)
+    cols.repeated_image_ids = in_file
     if iou_type == "segm":
 
         def segmentations(kept: np.ndarray, heights: np.ndarray, widths: np.ndarray):

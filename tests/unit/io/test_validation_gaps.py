@@ -88,6 +88,40 @@ def test_repeated_image_id_warns_once_and_scores_as_pycocotools(tmp_path, monkey
     assert np.array_equal(np.array(list(result.stats.values())), expected)
 
 
+@pytest.mark.parametrize("scanner", [False, True], ids=["general", "scanner"])
+def test_repeated_image_id_takes_the_last_records_size_for_masks_as_pycocotools(tmp_path, monkeypatch, scanner):
+    """pycocotools keeps an image id's last record (an id -> record dict): polygons are rasterised at its size."""
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    images = [{"id": 1, "height": 12, "width": 12}, {"id": 1, "height": 60, "width": 60}]
+    poly = [[5, 5, 45, 5, 45, 45, 5, 45]]  # cut by a 12-pixel image, whole in a 60-pixel one
+    gt = {
+        "images": images,
+        "categories": [{"id": 1, "name": "cat"}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": poly, "area": 1600, "iscrowd": 0,
+                         "bbox": [5, 5, 40, 40]}],
+    }  # fmt: skip
+    from pycocotools import mask as mask_utils
+
+    pixels = np.zeros((60, 60), np.uint8, order="F")
+    pixels[5:45, 5:25] = 1  # half the ground truth's square, at the last record's size
+    rle = mask_utils.encode(pixels)
+    dets = [{"image_id": 1, "category_id": 1, "segmentation": {"size": rle["size"], "counts": rle["counts"].decode()},
+             "score": 0.9}]  # fmt: skip
+    gt_path, dt_path = _write(tmp_path, "gt.json", gt), _write(tmp_path, "dt.json", dets)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
+    result, _ = _deteval_warnings(lambda: deteval.evaluate(dt_path, gt_path, iou_type="segm"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco = COCO(gt_path)
+        ev = COCOeval(coco, coco.loadRes(dt_path), "segm")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    assert np.array_equal(np.array(list(result.stats.values())), ev.stats)
+    assert np.array_equal(result.precision, ev.eval["precision"])
+
+
 def test_repeated_image_id_counts_every_repeat():
     images = [{"id": i % 2, "height": 10, "width": 10} for i in range(5)]  # ids 0 1 0 1 0
     _, msgs = _deteval_warnings(lambda: deteval.load_coco_gt({**_gt(images=images), "annotations": []}))
