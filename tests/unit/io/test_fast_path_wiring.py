@@ -106,7 +106,19 @@ def test_pair_loader_scans_results_on_threads_and_equals_the_two_loaders(name, i
     monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
     threads = []
     orig = pieces.scan_result_records
-    monkeypatch.setattr(pieces, "scan_result_records", lambda *a: threads.append(threading.get_ident()) or orig(*a))
+    caller, pool_took_one = threading.get_ident(), threading.Event()
+
+    def scan(*args):
+        # the calling thread waits (up to 5 s) for a pool thread to take a piece: on a loaded machine it could
+        # otherwise scan them all first; a loader that never hands pieces to the pool still fails below
+        if threading.get_ident() == caller:
+            pool_took_one.wait(5)
+        else:
+            pool_took_one.set()
+        threads.append(threading.get_ident())
+        return orig(*args)
+
+    monkeypatch.setattr(pieces, "scan_result_records", scan)
     dets, gt_pair = coco_io.load_coco_pair(dt_path, pair.gt_path, iou_type=iou_type)
     assert set(threads) - {threading.get_ident()}, "no piece was scanned on a pool thread"
     _same(gt_pair, gt)
