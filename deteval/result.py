@@ -144,6 +144,18 @@ class CocoResult(EvalResult):
     cat_ids: np.ndarray = _array()  # (K,), [-1] when categories are pooled
     area_labels: np.ndarray = _array()  # (A,)
     max_dets: np.ndarray = _array()  # (M,)
+    # the stats of custom area ranges and IoU thresholds, which pycocotools' stats do not read
+    # (deteval.protocols.coco_summary); empty with the default parameters
+    extra_stats: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`EvalResult.to_dict`, with ``extra_stats`` after ``stats`` when there are any."""
+        d = super().to_dict()
+        if not self.extra_stats:
+            return d
+        items = list(d.items())
+        at = [k for k, _ in items].index("stats") + 1
+        return dict([*items[:at], ("extra_stats", jsonable(self.extra_stats)), *items[at:]])
 
 
 @dataclass(repr=False)

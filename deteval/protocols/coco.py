@@ -27,7 +27,7 @@ from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
-from deteval.protocols.coco_summary import coco_stats, per_class_rows, summary_lines
+from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
 from deteval.types import Detections, GroundTruth, IdTable
 
@@ -147,6 +147,7 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
         protocol="coco",
         iou_type=params.iou_type,
         stats=coco_stats(precision, recall, params),
+        extra_stats=extra_stats(precision, recall, params),
         per_class=per_class_rows(precision, recall, m.npig, m.ndet, categories, params),
         params=params.to_dict(),
         outcomes=Outcomes(
@@ -176,7 +177,7 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
 def result_from_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> CocoResult:
     """:func:`reduce_matches` with pycocotools' summary lines: the whole result of matched shards."""
     result = reduce_matches(matches, categories, params)
-    result.summary_lines = summary_lines(result.stats, params)
+    result.summary_lines = summary_lines(result.stats, params, result.extra_stats)
     return result
 
 
@@ -244,7 +245,7 @@ class CocoProtocol(Protocol):
         return reduce_matches(matches, gt.categories, params)
 
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
-        return summary_lines(result.stats, params)
+        return summary_lines(result.stats, params, result.extra_stats)
 
 
 COCO = CocoProtocol()

@@ -53,6 +53,11 @@ def _array(spec) -> np.ndarray:
     return np.asarray(spec, dtype=np.float64)
 
 
+def default_iou_thrs(iou_type: str) -> np.ndarray:
+    """The built-in preset's IoU thresholds for ``iou_type`` (pycocotools' .50:.05:.95 grid)."""
+    return _array(presets.builtin("coco")[iou_type]["iou_thrs"])
+
+
 def _user_preset(iou_type: str, preset: presets.Preset | Mapping[str, Any] | None) -> presets.Preset | None:
     """A user's preset for ``iou_type``: its keys, or those of its section named after the iou type."""
     if preset is None:

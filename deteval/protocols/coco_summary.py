@@ -1,10 +1,21 @@
-"""COCO's headline stats, pycocotools' printed summary and the per-class rows, from the accumulated arrays."""
+"""COCO's headline stats, pycocotools' printed summary and the per-class rows, from the accumulated arrays.
+
+The headline stats are pycocotools' (``COCOeval.stats``), whatever the parameters. What they do not
+read is summarised by the *extra stats*, kept apart (``CocoResult.extra_stats``) and printed after
+pycocotools' lines, each computed as ``_summarize`` would (the mean of valid entries, -1 if none):
+
+- ``AP_<label>`` and ``AR_<label>`` for each area range the headline stats do not read (any label but
+  all/small/medium/large; all/medium/large for keypoints): over every IoU threshold, at the max dets
+  of the area stats (APs..ARl: the largest, or pycocotools' third value in compat mode);
+- ``AP@<t>`` for each IoU threshold other than .50 and .75 when the thresholds are not the default
+  .50:.05:.95 grid: area ``all``, same max dets; ``t`` written shortest (``AP@0.6``, ``AP@0.3``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from deteval.protocols.coco_params import CocoParams
+from deteval.protocols.coco_params import CocoParams, default_iou_thrs
 from deteval.types import IdTable
 
 
@@ -67,28 +78,71 @@ def _stat_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, 
     return specs
 
 
-def coco_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
-    """The headline stats, in ``COCOeval.stats`` order (``_summarize``'s means, -1 where none is valid)."""
+def _iou_name(t: float) -> str:
+    """A threshold as the shortest decimal of its value to 10 places: 0.6000000000000001 -> ``0.6``."""
+    return np.format_float_positional(round(float(t), 10), trim="-")
+
+
+def _is_default_grid(params: CocoParams) -> bool:
+    default = default_iou_thrs(params.iou_type)
+    return len(default) == len(params.iou_thrs) and bool(np.allclose(params.iou_thrs, default, rtol=0, atol=1e-12))
+
+
+def _extra_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, int]]:
+    """(name, is_ap, iou, area, max_det) of each extra stat (see the module docstring), in order."""
+    specs = _stat_specs(params)
+    max_det = specs[-1][4]  # the max dets of the area stats (ARl)
+    read_areas = {s[3] for s in specs}
+    extras = [
+        (f"{kind}_{label}", kind == "AP", None, label, max_det)
+        for label in params.area_labels
+        if label not in read_areas
+        for kind in ("AP", "AR")
+    ]
+    if not _is_default_grid(params):
+        read_ious = np.array([s[2] for s in specs if s[2] is not None])
+        extras += [
+            (f"AP@{_iou_name(t)}", True, float(t), "all", max_det)
+            for t in params.iou_thrs
+            if not np.isclose(read_ious, t, rtol=0, atol=1e-12).any()
+        ]
+    return list({spec[0]: spec for spec in extras}.values())  # a repeated threshold: one stat
+
+
+def _stats_of(precision: np.ndarray, recall: np.ndarray, params: CocoParams, specs) -> dict[str, float]:
     return {
         name: _select(precision if is_ap else recall, params, iou, area, max_det)
-        for name, is_ap, iou, area, max_det in _stat_specs(params)
+        for name, is_ap, iou, area, max_det in specs
     }
 
 
-def summary_lines(stats: dict[str, float], params: CocoParams) -> list[str]:
-    """pycocotools' printed summary, one line per stat."""
-    lines = []
-    for name, is_ap, iou, area, max_det in _stat_specs(params):
-        title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
-        iou_str = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}" if iou is None else f"{iou:0.2f}"
-        lines.append(
-            f" {title:<18} {kind} @[ IoU={iou_str:<9} | area={area:>6s} | maxDets={max_det:>3d} ] = {stats[name]:0.3f}"
-        )
-    return lines
+def coco_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
+    """The headline stats, in ``COCOeval.stats`` order (``_summarize``'s means, -1 where none is valid)."""
+    return _stats_of(precision, recall, params, _stat_specs(params))
+
+
+def extra_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
+    """The extra stats (module docstring): custom area ranges and IoU thresholds; empty by default."""
+    return _stats_of(precision, recall, params, _extra_specs(params))
+
+
+def _summary_line(params: CocoParams, is_ap: bool, iou: float | None, area: str, max_det: int, value: float) -> str:
+    """One line in pycocotools' ``_summarize`` format."""
+    title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")
+    iou_str = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}" if iou is None else f"{iou:0.2f}"
+    return f" {title:<18} {kind} @[ IoU={iou_str:<9} | area={area:>6s} | maxDets={max_det:>3d} ] = {value:0.3f}"
+
+
+def summary_lines(stats: dict[str, float], params: CocoParams, extras: dict[str, float] | None = None) -> list[str]:
+    """pycocotools' printed summary, one line per stat, then one per extra stat (``extras``)."""
+    specs = [(spec, stats) for spec in _stat_specs(params)]
+    specs += [(spec, extras) for spec in _extra_specs(params) if extras and spec[0] in extras]
+    return [_summary_line(params, *spec[1:], values[spec[0]]) for spec, values in specs]
 
 
 def per_class_rows(precision, recall, npig, ndet, categories: IdTable, params: CocoParams) -> list[dict]:
-    """One row per category: the AP stats and AR at the largest max dets, ground truth and detection counts."""
+    """One row per category: the AP stats, AR at the largest max dets, the extra stats, ground truth and
+    detection counts."""
     if not params.use_cats:
         return []
     specs = _stat_specs(params)
@@ -96,7 +150,7 @@ def per_class_rows(precision, recall, npig, ndet, categories: IdTable, params: C
     ar_last = ("AR", False, None, "all", params.max_dets[-1])
     all_idx = params.area_labels.index("all") if "all" in params.area_labels else None
     columns = {name: _per_class_means(precision if is_ap else recall, params, iou, area, max_det)
-               for name, is_ap, iou, area, max_det in [*ap_specs, ar_last]}  # fmt: skip
+               for name, is_ap, iou, area, max_det in [*ap_specs, ar_last, *_extra_specs(params)]}  # fmt: skip
     rows = []
     for k in range(len(categories)):
         row = {"category_id": categories.id_of(k), "name": categories.name_of(k)}
