@@ -210,8 +210,14 @@ class VocProtocol(Protocol):
         self.title = title
 
     def params(
-        self, iou_type: str = "bbox", compat: bool = True, preset: Mapping[str, Any] | None = None, **options: Any
+        self,
+        iou_type: str = "bbox",
+        compat: bool = True,
+        preset: Mapping[str, Any] | None = None,
+        strict: bool = False,
+        **options: Any,
     ) -> VocParams:
+        # strict: VOC's readers accept nothing with a warning that could be an error instead; ignored
         self.check_iou_type(iou_type)
         if "iou" in options:  # the keyword before iou_thrs
             warnings.warn("iou= is now iou_thrs=", DeprecationWarning, stacklevel=3)
