@@ -17,15 +17,16 @@ def load(
     protocol: str = "coco",
     iou_type: str = "bbox",
     config: str | Path | Preset | dict | None = None,
+    strict: bool = False,
     **options: Any,
 ) -> tuple[Detections, GroundTruth]:
     """``(detections, ground truth)`` as ``protocol`` reads them: the containers :func:`evaluate` works on.
 
-    Takes the same inputs and options as :func:`evaluate`; loaded containers pass through.
+    Takes the same inputs and options as :func:`evaluate` (``strict`` included); loaded containers pass through.
     Useful to evaluate several protocols, or run analyses (confusion matrix, TIDE), on one load.
     """
     proto = protocols.get(protocol)
-    params = proto.params(iou_type, True, _preset(config), **options)
+    params = proto.params(iou_type, True, _preset(config), strict, **options)
     return proto.load(preds, gt, params)
 
 
@@ -40,6 +41,7 @@ def evaluate(
     iou_type: str = "bbox",
     compat: bool = True,
     config: str | Path | Preset | dict | None = None,
+    strict: bool = False,
     **options: Any,
 ) -> EvalResult:
     """Evaluate detections against ground truth.
@@ -64,6 +66,12 @@ def evaluate(
     config : path, dict or Preset, optional
         A preset that overrides the protocol's built-in one (the keys are the
         protocol's option names; ``configs/*.toml`` are the built-in presets).
+    strict : bool, default False
+        Refuse input the reference tool accepts silently and deteval with a
+        warning: for ``coco``, ground-truth image records that repeat an id
+        (pycocotools scores them as one image) raise :class:`InputError`
+        naming both records. VOC's readers have no such input: ignored there.
+        Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
     **options
         The protocol's options (``deteval.protocols.get(name).options``). For
         ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
@@ -90,4 +98,4 @@ def evaluate(
     >>> res.stats["AP"]  # doctest: +SKIP
     """
     proto = protocols.get(protocol)
-    return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), **options)
+    return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)

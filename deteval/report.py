@@ -29,7 +29,7 @@ from typing import Any
 
 from deteval.errors import renamed_keywords
 from deteval.result import EvalResult
-from deteval.types import printable
+from deteval.types import display_width, pad, printable
 
 NO_VALUE_MARKDOWN = "\u2013"
 
@@ -84,11 +84,11 @@ def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
         return f"{v:.3f}" if isinstance(v, float) else printable(str(v))  # a newline in a name breaks rows
 
     cells = [[cell(r[c]) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    widths = [max(len(c), *(display_width(row[i]) for row in cells)) for i, c in enumerate(columns)]
     numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
 
     def fmt(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+        return "  ".join(pad(v, w, right=num) for v, w, num in zip(values, widths, numeric)).rstrip()
 
     lines = [fmt(columns), fmt(["-" * w for w in widths])]
     lines += [fmt(row) for row in cells]

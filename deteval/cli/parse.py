@@ -116,6 +116,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fixed", action="store_true", help="correct the reference tool's quirks instead of reproducing them"
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse input the reference tool accepts and deteval warns about (COCO: ground-truth images "
+        "repeating an id); ignored by voc07/voc10",
+    )
     p.add_argument("--json", metavar="PATH", help="write stats and per-class results as JSON (- for stdout: see below)")
     p.add_argument(
         "--arrays",

@@ -45,7 +45,7 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
 
         preset = read_config(args.config)
     try:
-        params = proto.params(args.iou_type, not args.fixed, preset, **inv.options)
+        params = proto.params(args.iou_type, not args.fixed, preset, args.strict, **inv.options)
     except InputError as exc:
         if preset is not None and exc.source in preset.values and exc.source not in inv.options:
             # the protocol names the parameter; the value came from the user's file: say which

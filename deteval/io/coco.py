@@ -39,7 +39,7 @@ _FAST_GT = ("bbox", "segm")  # the iou types whose ground truth the scanner read
 _FAST_RESULTS = ("bbox", "segm")  # and whose results
 
 
-def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
+def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> GroundTruth:
     """Load COCO ground truth (a path, or the loaded ``dict``) into a :class:`GroundTruth`.
 
     ``iou_type`` says which geometry to read besides boxes: ``"segm"`` reads
@@ -57,7 +57,8 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     there) and, with ``area`` missing too, the area is the mask's.
 
     Image records that repeat an id are one image, as pycocotools keys them by
-    id, with one :class:`DetevalWarning` naming the count and the first repeat.
+    id, with one :class:`DetevalWarning` naming the count and the first repeat;
+    with ``strict=True`` the first repeat is an :class:`InputError` instead.
     A ground truth with no categories (``"categories": []``) is valid: as in
     pycocotools 2.0.11 it scores every stat -1 (and its results are skipped
     with the warning above), with no per-class rows.
@@ -66,15 +67,16 @@ def load_coco_gt(source: Any, iou_type: str = "bbox") -> GroundTruth:
     ------
     InputError
         Malformed JSON, missing keys, non-finite numbers, a bbox that is not
-        4 numbers or has a negative size, duplicate annotation or category ids.
+        4 numbers or has a negative size, duplicate annotation or category ids;
+        with ``strict``, a repeated image id.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
     if raw is not None and iou_type in _FAST_GT and len(raw) >= TUNING.fast_path_bytes:
-        fast = gt_from_scan(raw, str(source), iou_type)
+        fast = gt_from_scan(raw, str(source), iou_type, strict)
         if fast is not None:
             return fast
     data, name = read_json(source, "ground truth", raw)
-    return ground_truth_of_json(data, name, iou_type)
+    return ground_truth_of_json(data, name, iou_type, strict)
 
 
 def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> Detections:
@@ -112,7 +114,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
     return results_of_json(data, name, gt, iou_type)
 
 
-def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detections, GroundTruth]:
+def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False) -> tuple[Detections, GroundTruth]:
     """:func:`load_coco_gt` then :func:`load_coco_results`, the same containers and errors, sooner.
 
     Either may be given loaded already (a :class:`Detections` or :class:`GroundTruth` is taken as it
@@ -120,16 +122,16 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox") -> tuple[Detecti
     scanned in pieces by pool threads while the ground truth loads (the scanner needs no ground
     truth and releases the GIL), and by this thread once the ground truth is read; the scanned
     columns are checked against the ground truth afterwards, exactly as :func:`load_coco_results`
-    checks them.
+    checks them. ``strict`` is :func:`load_coco_gt`'s (a loaded :class:`GroundTruth` is not re-checked).
     """
     if isinstance(gt, GroundTruth) or isinstance(preds, Detections):
-        gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=iou_type)
+        gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=iou_type, strict=strict)
         dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type)
         return dets, gt_loaded
     scan = None
     if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= TUNING.fast_path_bytes:
         scan = _start_results_scan(preds, iou_type)
-    gt_loaded = load_coco_gt(gt, iou_type=iou_type)
+    gt_loaded = load_coco_gt(gt, iou_type=iou_type, strict=strict)
     cols = scan() if scan is not None else None
     if cols is not None:
         fast = results_from_scan(cols, str(preds), gt_loaded, iou_type)
@@ -150,7 +152,7 @@ def _file_size(path: Any) -> int:
 # decline whatever needs an error message, which the general reader then gives. Its kernels take
 # ~15-25 s to compile once, so small files skip it.
 # ---------------------------------------------------------------------------------------------
-def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth | None:
+def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox", strict: bool = False) -> GroundTruth | None:
     """Ground truth read by the scanner, as the general reader reads it, or ``None`` (the general reader's)."""
     from deteval.io.scan.gt import parse_gt_columns
     from deteval.io.scan.gt_segm import gt_masks
@@ -186,7 +188,7 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox") -> GroundTruth |
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's
         columns.segmentations = lambda kept, h, w: gt_masks(an["segmentation"], h, w) if len(kept) == n else None
-    return ground_truth_from_columns(columns, name)
+    return ground_truth_from_columns(columns, name, strict)
 
 
 def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:

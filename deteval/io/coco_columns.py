@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from deteval.errors import InputError
 from deteval.types import Detections, GroundTruth, IdTable, xywh_area
 
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
@@ -41,17 +42,27 @@ def warn(message: str) -> None:
     warnings.warn(message, DetevalWarning, stacklevel=level)
 
 
-def _warn_repeated_images(ids: np.ndarray, name: str) -> None:
-    """pycocotools keys its images by id, so records repeating an id are one image: scored so, but said,
-    naming the first repeat (a merged or concatenated dataset, most likely)."""
+def _first_repeat(ids: np.ndarray) -> tuple[int, int, object]:
+    """The first image record repeating an id: its index, the index of the record it repeats, the id."""
     first: dict = {}
     for j, v in enumerate(ids.tolist()):
         if v in first:
-            break
+            return j, first[v], v
         first[v] = j
+    raise AssertionError("no repeated id")  # only called where an id repeats
+
+
+def _repeated_images(ids: np.ndarray, name: str, strict: bool) -> None:
+    """pycocotools keys its images by id, so records repeating an id are one image: scored so, but said,
+    naming the first repeat (a merged or concatenated dataset, most likely); an error when ``strict``."""
+    j, i, v = _first_repeat(ids)
+    if strict:
+        raise InputError(
+            name, f"images[{j}]", f"repeats the id of images[{i}] (id={v!r}); pycocotools scores them as one image"
+        )
     count = len(ids) - len(np.unique(ids))
     warn(
-        f"{name}: {count} image records repeat an id listed before (images[{j}] repeats images[{first[v]}], "
+        f"{name}: {count} image records repeat an id listed before (images[{j}] repeats images[{i}], "
         f"id={v!r}); each id is scored as one image, as in pycocotools"
     )
 
@@ -80,8 +91,11 @@ class GtColumns:
     repeated_image_ids: np.ndarray | None = None
 
 
-def ground_truth_from_columns(cols: GtColumns, name: str) -> GroundTruth | None:
+def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) -> GroundTruth | None:
     """The :class:`GroundTruth` of ``cols`` (``None`` where its segmentation reader declines).
+
+    Image records repeating an id are one image, with a :class:`DetevalWarning`; with ``strict`` an
+    :class:`~deteval.errors.InputError` naming the repeat and the record it repeats.
 
     A missing ``area`` is the box's ``w*h``. Annotations whose image or category is not listed are
     dropped with a :class:`DetevalWarning` (pycocotools drops them silently). With masks, a missing
@@ -108,8 +122,8 @@ def ground_truth_from_columns(cols: GtColumns, name: str) -> GroundTruth | None:
             boxes[at] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
             no_area = ~cols.has_area[at]
             area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
-    if cols.repeated_image_ids is not None:  # here, past the decline above: warned once, by either reader
-        _warn_repeated_images(cols.repeated_image_ids, name)
+    if cols.repeated_image_ids is not None:  # here, past the decline above: said once, by either reader
+        _repeated_images(cols.repeated_image_ids, name, strict)
     rows = slice(None)  # every annotation kept: the columns themselves, no copies (a large file's are large)
     if not keep.all():
         rows = keep

@@ -23,7 +23,7 @@ from deteval.io.coco_columns import (
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
 
 
-def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> GroundTruth:
+def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: bool = False) -> GroundTruth:
     """The :class:`GroundTruth` of a parsed COCO ground truth (see :func:`deteval.io.coco.load_coco_gt`)."""
     if not isinstance(data, dict):
         raise InputError(name, None, f"ground truth must be a JSON object, got {type(data).__name__}")
@@ -94,7 +94,7 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox") -> Ground
         num = _numbers([0 if v is None else v for v in given], name, lst, "num_keypoints", anns)
         num[[v is None for v in given]] = np.nan
         cols.num_keypoints = num
-    return ground_truth_from_columns(cols, name)
+    return ground_truth_from_columns(cols, name, strict)
 
 
 def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections:

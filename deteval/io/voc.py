@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_rows import Raw, load_names, read_image_set
+from deteval.io.voc_rows import Raw, folder_files, load_names, read_image_set
 from deteval.io.voc_text import COMP4_PATTERN, raw_comp4, raw_text
 from deteval.io.voc_xml import raw_voc_xml
 from deteval.types import Detections, GroundTruth, IdTable
@@ -301,11 +301,12 @@ def detect_format(path: str | Path, role: str) -> str:
             None,
             f"cannot tell the format of this {role} file (expected .json, an image-set list or a comp4 file)",
         )
-    if role == "gt" and any(p.glob("*.xml")):
+    if role == "gt" and folder_files(p, ".xml"):  # an unreadable folder: the OS error, not "holds no"
         return "voc_xml"
-    if role == "dets" and any(COMP4_PATTERN.match(f.name) for f in p.glob("*.txt")):
+    txt = folder_files(p, ".txt")
+    if role == "dets" and any(COMP4_PATTERN.match(f.name) for f in txt):
         return "comp4"
-    if any(p.glob("*.txt")):
+    if txt:
         return "text"
     expected = ".xml annotations or per-image .txt files" if role == "gt" else "comp4 or per-image .txt files"
     raise InputError(str(p), None, f"folder holds no {expected}")

@@ -8,12 +8,24 @@ later error can name the file and line. Names files and image-set lists are read
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from deteval.errors import InputError
+
+
+def folder_files(folder: Path, suffix: str) -> list[Path]:
+    """The entries of ``folder`` whose name ends with ``suffix``, sorted (``sorted(folder.glob("*" + suffix))``),
+    with an :class:`InputError` giving the OS error where the folder cannot be listed (``glob`` says nothing)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries if entry.name.endswith(suffix)]
+    except OSError as exc:
+        raise InputError(str(folder), None, f"cannot list the folder: {exc.strerror or exc}") from None
+    return sorted(folder / name for name in names)
 
 
 @dataclass

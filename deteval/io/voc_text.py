@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_rows import Raw, number_rows, read_text, text_lines
+from deteval.io.voc_rows import Raw, folder_files, number_rows, read_text, text_lines
 
 COMP4_PATTERN = re.compile(r"^(?P<comp>.+?)_det_(?P<set>[^_]+)_(?P<cls>.+)\.txt$")
 
@@ -17,7 +17,7 @@ COMP4_PATTERN = re.compile(r"^(?P<comp>.+?)_det_(?P<set>[^_]+)_(?P<cls>.+)\.txt$
 def _txt_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         raise InputError(str(folder), None, "expected a folder of per-image .txt files")
-    return sorted(folder.glob("*.txt"))
+    return folder_files(folder, ".txt")
 
 
 def _six_fields(path: Path, form: str, numeric: str) -> tuple[list[str], np.ndarray]:
@@ -77,7 +77,7 @@ def raw_text(folder, role: str, box_format: str) -> Raw:
 def _comp4_files(source: Path) -> list[tuple[str, Path]]:
     if source.is_dir():
         pairs = []
-        for f in sorted(source.glob("*.txt")):
+        for f in folder_files(source, ".txt"):
             m = COMP4_PATTERN.match(f.name)
             if m:
                 pairs.append((m.group("cls"), f))

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_rows import Raw, read_image_set
+from deteval.io.voc_rows import Raw, folder_files, read_image_set
 
 
 def _parse_voc_xml(path: Path, raw: Raw, image_id: str) -> None:
@@ -86,7 +86,7 @@ def _xml_files(
     """(image id, xml path) pairs in image-id order of the set, or sorted by file name."""
     if source.is_dir():
         if image_set is None:
-            files = sorted(source.glob("*.xml"))
+            files = folder_files(source, ".xml")
             if not files:
                 raise InputError(str(source), None, "folder holds no .xml annotation file")
             return [(f.stem, f) for f in files]

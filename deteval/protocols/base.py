@@ -3,7 +3,7 @@
 A protocol is one object (a :class:`Protocol` subclass instance) registered by
 name in :mod:`deteval.protocols`. Its evaluation is a fixed sequence::
 
-    params  = protocol.params(iou_type, compat, preset, **options)  # frozen dataclass
+    params  = protocol.params(iou_type, compat, preset, strict, **options)  # frozen dataclass
     preds, gt = protocol.load(preds, gt, params)                   # through deteval.io
     matches = protocol.match(preds, gt, params)                    # geometry + matching kernels
     result  = protocol.reduce(matches, gt, params)                 # ranking/accumulation + AP
@@ -87,9 +87,18 @@ class Protocol(ABC):
 
     @abstractmethod
     def params(
-        self, iou_type: str = "bbox", compat: bool = True, preset: Mapping[str, Any] | None = None, **options: Any
+        self,
+        iou_type: str = "bbox",
+        compat: bool = True,
+        preset: Mapping[str, Any] | None = None,
+        strict: bool = False,
+        **options: Any,
     ) -> Any:
-        """The parameters: the built-in preset, then ``preset`` (a user's, e.g. ``--config``), then ``options``."""
+        """The parameters: the built-in preset, then ``preset`` (a user's, e.g. ``--config``), then ``options``.
+
+        ``strict`` turns what ``compat`` accepts with a warning, as the reference tool does, into an
+        :class:`InputError` at :meth:`load` (COCO: a repeated image id); a protocol with no such input ignores it.
+        """
 
     @abstractmethod
     def load(self, preds: Any, gt: Any, params: Any) -> tuple[Detections, GroundTruth]:
@@ -128,10 +137,11 @@ class Protocol(ABC):
         iou_type: str = "bbox",
         compat: bool = True,
         preset: Mapping[str, Any] | None = None,
+        strict: bool = False,
         **options: Any,
     ) -> EvalResult:
         """Load, match and reduce: the whole evaluation."""
-        params = self.params(iou_type, compat, preset, **options)
+        params = self.params(iou_type, compat, preset, strict, **options)
         preds, gt = self.load(preds, gt, params)
         return self.evaluate_loaded(preds, gt, params)
 

@@ -229,14 +229,19 @@ class CocoProtocol(Protocol):
     )  # fmt: skip
 
     def params(
-        self, iou_type: str = "bbox", compat: bool = True, preset: Mapping[str, Any] | None = None, **options: Any
+        self,
+        iou_type: str = "bbox",
+        compat: bool = True,
+        preset: Mapping[str, Any] | None = None,
+        strict: bool = False,
+        **options: Any,
     ) -> CocoParams:
         self.check_iou_type(iou_type)
         self.check_options(options)
-        return make_params(iou_type, preset=preset, compat=compat, **options)
+        return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
-        return load_coco_pair(preds, gt, iou_type=params.iou_type)
+        return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         return match(preds, gt, params)

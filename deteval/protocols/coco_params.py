@@ -33,6 +33,7 @@ class CocoParams:
     use_cats: bool = True
     compat: bool = True
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
+    strict: bool = False  # loading: a repeated image id is an error (not a warning); no number depends on it
 
     def to_dict(self) -> dict:
         return {
@@ -80,6 +81,7 @@ def make_params(
     use_cats: bool | None = None,
     compat: bool = True,
     kpt_sigmas: Sequence[float] | None = None,
+    strict: bool = False,
 ) -> CocoParams:
     """Build :class:`CocoParams` from the built-in preset, then a user's ``preset``, then what is given.
 
@@ -88,7 +90,8 @@ def make_params(
     pycocotools: ``lo > hi`` is an :class:`InputError` naming the label (no area fits it), while
     ``lo == hi`` is a valid point range (the annotations of exactly that area). ``kpt_sigmas``
     (keypoints only) defaults to the 17 COCO person sigmas. A wrong value
-    that came from a user's preset is reported naming the preset's source.
+    that came from a user's preset is reported naming the preset's source. ``strict`` is read by
+    :meth:`CocoProtocol.load` (a repeated image id is an error); it is no parameter of pycocotools'.
     """
     if iou_type not in IOU_TYPES:
         raise InputError(
@@ -100,7 +103,7 @@ def make_params(
     given = {k: v for k, v in given.items() if v is not None}
     values = presets.merged(presets.builtin("coco")[iou_type], user, PRESET_KEYS) | given
     try:
-        return _checked_params(iou_type, values, compat)
+        return _checked_params(iou_type, values, compat, strict)
     except InputError as exc:
         if user is not None and exc.source in set(user.values) - set(given):
             # the preset's key, and the entry within it where the rule names one (an area range's label)
@@ -116,7 +119,7 @@ def _check_range_order(rng: Mapping, ranges: np.ndarray) -> None:
             raise InputError("area_ranges", str(label), f"area range (lo, hi) must have lo <= hi, got ({lo:g}, {hi:g})")
 
 
-def _checked_params(iou_type: str, values: dict, compat: bool) -> CocoParams:
+def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = False) -> CocoParams:
     iou_thrs, md, use_cats = values.get("iou_thrs"), values["max_dets"], values.get("use_cats", True)
     kpt_sigmas = values.get("kpt_sigmas")
     if isinstance(iou_thrs, Mapping):  # { linspace = [...] } in a preset
@@ -172,5 +175,6 @@ def _checked_params(iou_type: str, values: dict, compat: bool) -> CocoParams:
         use_cats=bool(use_cats),
         compat=bool(compat),
         kpt_sigmas=sigmas,
+        strict=bool(strict),
     )
 

@@ -43,7 +43,7 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.result import Outcomes, VocResult
-from deteval.types import Detections, GroundTruth, printable
+from deteval.types import Detections, GroundTruth, display_width, pad, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
 IOU_TYPES = ("bbox",)
@@ -210,8 +210,14 @@ class VocProtocol(Protocol):
         self.title = title
 
     def params(
-        self, iou_type: str = "bbox", compat: bool = True, preset: Mapping[str, Any] | None = None, **options: Any
+        self,
+        iou_type: str = "bbox",
+        compat: bool = True,
+        preset: Mapping[str, Any] | None = None,
+        strict: bool = False,
+        **options: Any,
     ) -> VocParams:
+        # strict: VOC's readers accept nothing with a warning that could be an error instead; ignored
         self.check_iou_type(iou_type)
         if "iou" in options:  # the keyword before iou_thrs
             warnings.warn("iou= is now iou_thrs=", DeprecationWarning, stacklevel=3)
@@ -314,12 +320,12 @@ class VocProtocol(Protocol):
         cols = [(t, i) for i in range(len(names_i)) for t in range(len(thrs))]
         labels = [f"AP{_iou_key(thrs[t])}" + ("" if i == 0 else f":{names_i[i]}") for t, i in cols]
         names = [printable(r["name"]) for r in result.per_class]  # a newline in a name would break the table
-        width = max([len("class")] + [len(n) for n in names])
+        width = max([len("class")] + [display_width(n) for n in names])  # CJK and emoji take 2 columns
         lines = [head, f"{'class':<{width}}  {'npos':>5}  {'ndet':>5}  " + "  ".join(f"{c:>8}" for c in labels)]
         for k, r in enumerate(result.per_class):
             vals = "  ".join(f"{ap[t, k, i]:8.4f}" if valid[k] else f"{'-':>8}" for t, i in cols)
             note = "  (no positives)" if not valid[k] else ""
-            lines.append(f"{names[k]:<{width}}  {r['npos']:>5}  {r['ndet']:>5}  {vals}{note}")
+            lines.append(f"{pad(names[k], width)}  {r['npos']:>5}  {r['ndet']:>5}  {vals}{note}")
         vals = "  ".join(f"{m_ap[t, i]:8.4f}" if m_ap[t, i] >= 0 else f"{'-':>8}" for t, i in cols)
         lines.append(f"{'mAP':<{width}}  {'':>5}  {'':>5}  {vals}")
         if len(thrs) > 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -268,3 +269,50 @@ def test_voc100_files_load():
     gt = voc_io.load_voc_xml(VOC / "gt_xml", names=VOC / "voc.names")
     assert len(gt) == 273 and int(gt.difficult.sum()) == 38
     assert np.all(gt.boxes[:, 2] >= gt.boxes[:, 0])
+
+
+# --------------------------------------------------------------------------------------
+# an unreadable folder: the OS error, not "holds no ..." (tests run as root: os.scandir is made to refuse)
+
+
+@pytest.fixture
+def unreadable(monkeypatch):
+    """``os.scandir`` refusing the folders it is given, as it does without read permission."""
+    refused, real = set(), os.scandir
+
+    def scandir(path="."):
+        if Path(path) in refused:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return refused
+
+
+def test_unreadable_xml_folder_says_the_os_error(xml_dir, unreadable):
+    unreadable.add(xml_dir)
+    with pytest.raises(InputError) as exc:
+        voc_io.load_voc_xml(xml_dir)
+    assert str(exc.value) == f"{xml_dir}: cannot list the folder: Permission denied"
+    with pytest.raises(InputError, match="^.*: cannot list the folder: Permission denied$"):
+        voc_io.detect_format(xml_dir, "gt")
+
+
+def test_unreadable_text_and_comp4_folders_say_the_os_error(tmp_path, xml_dir, unreadable):
+    folder = write(tmp_path / "res" / "comp4_det_test_dog.txt", "a 0.9 1 2 3 4\n").parent
+    unreadable.add(folder)
+    gt = voc_io.load_voc_xml(xml_dir)
+    loads = (lambda: voc_io.load_comp4(folder, gt), lambda: voc_io.load_text_gt(folder),
+             lambda: voc_io.detect_format(folder, "dets"))  # fmt: skip
+    for load in loads:
+        with pytest.raises(InputError) as exc:
+            load()
+        assert str(exc.value) == f"{folder}: cannot list the folder: Permission denied"
+
+
+def test_unreadable_folder_through_the_cli(xml_dir, unreadable, capsys):
+    from deteval.cli import main
+
+    unreadable.add(xml_dir)
+    assert main(["--protocol", "voc10", "--quiet", str(VOC / "reference" / "comp4_det_files"), str(xml_dir)]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{xml_dir}: cannot list the folder: Permission denied")

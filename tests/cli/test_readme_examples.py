@@ -1,0 +1,137 @@
+"""README.md's examples run: every ``deteval ...`` line of its bash blocks goes through the CLI, and
+its Python blocks are executed (the ones that need nothing beyond deteval and the example files) or
+at least compiled (the ones that need a model, a data loader or a Dask cluster).
+
+The example file names are stood in for by the bundled data through ``INPUTS``; a new example that
+names a file the table cannot provide fails here until the table provides it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from conftest import DATA_DIR
+
+from deteval.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+SAMPLE = ROOT / "deteval" / "sample_data"
+VOC = DATA_DIR / "voc100_native"
+
+PRESET = """\
+iou_thrs = [0.5, 0.75]
+max_dets = [1, 10, 300]
+"""
+
+# an example's file name -> the data standing in for it (None: written by the test, PRESET)
+INPUTS: dict[str, Path | None] = {
+    "results.json": SAMPLE / "instances_val2014_fakebbox100_results.json",
+    "preds.json": SAMPLE / "instances_val2014_fakebbox100_results.json",
+    "instances_val2017.json": SAMPLE / "instances_val2014_100.json",
+    "gt.json": SAMPLE / "instances_val2014_100.json",
+    "my_preset.toml": None,
+    "voc.names": VOC / "voc.names",
+    "dets_txt/": VOC / "dets_txt",
+    "comp4_det_files/": VOC / "reference" / "comp4_det_files",
+    "dets/": VOC / "reference" / "comp4_det_files",
+    "Annotations/": VOC / "gt_xml",
+    "gt/": VOC / "gt_xml",
+}
+# flags whose value an example writes (any name will do)
+OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
+# names a Python block may use without defining them: the example's inputs, bound by the test
+PYTHON_NAMES = {"preds": "results.json", "gt": "instances_val2017.json"}
+
+_PATH_LIKE = re.compile(r"(/|\.[A-Za-z]\w*)$")
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def _commands() -> list[str]:
+    lines = (line.strip() for block in _blocks("bash") for line in block.splitlines())
+    return [line for line in lines if line.startswith("deteval ")]
+
+
+def _prepare(directory: Path) -> None:
+    """The example files in ``directory``: links to the data standing in for them, and the preset."""
+    for name, source in INPUTS.items():
+        target = directory / name.rstrip("/")
+        if source is None:
+            target.write_text(PRESET, encoding="utf-8")
+        else:
+            os.symlink(source, target, target_is_directory=source.is_dir())
+
+
+def _unprovided(argv: list[str]) -> list[str]:
+    """The path-like arguments of ``argv`` that are neither an input of ``INPUTS`` nor an output."""
+    missing = []
+    for i, token in enumerate(argv):
+        if token.startswith("-") or not _PATH_LIKE.search(token):
+            continue
+        if token not in INPUTS and (i == 0 or argv[i - 1] not in OUTPUT_FLAGS):
+            missing.append(token)
+    return missing
+
+
+def test_readme_has_examples():
+    assert len(_commands()) >= 7
+    assert len(_blocks("python")) >= 3
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_readme_command_runs(command, tmp_path, monkeypatch, capsys):
+    argv = shlex.split(command)[1:]
+    missing = _unprovided(argv)
+    assert not missing, f"README example names files the test's INPUTS table does not provide: {missing}"
+    _prepare(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    status = main(argv)
+    assert status == 0, capsys.readouterr().err
+
+
+def _free_names(tree: ast.Module) -> set[str]:
+    """The names a block reads without binding them (coarse: any binding anywhere counts)."""
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return read - bound - set(dir(builtins))
+
+
+def _imports_only_deteval(tree: ast.Module) -> bool:
+    modules = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    modules += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    return all(module.split(".")[0] == "deteval" for module in modules)
+
+
+def _runnable(code: str) -> bool:
+    tree = ast.parse(code)
+    return _imports_only_deteval(tree) and _free_names(tree) <= set(PYTHON_NAMES)
+
+
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_readme_python_block(index, tmp_path, monkeypatch):
+    """Every block compiles; one that needs nothing but deteval and the example files also runs."""
+    code = _blocks("python")[index]
+    compiled = compile(code, f"README.md python block {index}", "exec")
+    if not _runnable(code):
+        return  # needs a model, a data loader, torch or a Dask cluster: compiled only
+    _prepare(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    exec(compiled, {"__name__": "readme_example", **PYTHON_NAMES})
+
+
+def test_the_python_example_runs():
+    """The first Python block (evaluate, its options, a preset, VOC) is one the test executes."""
+    assert _runnable(_blocks("python")[0])
