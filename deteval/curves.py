@@ -31,6 +31,11 @@ JSON written by :func:`write_pr_curves` (``deteval --curves PATH.json``):
   ``operating_points`` (``best``: each class's best-F-beta point with micro
   and macro; ``at_threshold``: the same at a given score threshold, when one is
   given);
+* with ``max_points`` (the command line's default: 1,000; ``--curves-raw``: None), a
+  ``vs_score`` or ``raw`` curve longer than that keeps at most ``max_points`` of
+  its points (:func:`~deteval.operating_points.curve_points`: first, last, best
+  F-beta, an even grid of ranks and of recall) and gains ``index``, their
+  positions in the full curve; the values are the full curve's at those points;
 * VOC results have no 101-point arrays: only ``iou``, ``area`` and the
   score-based keys are written.
 
@@ -156,13 +161,15 @@ def all_curves(
     beta: float = 1.0,
     score_thr: float | None = None,
     raw: bool = True,
+    max_points: int | None = None,
 ) -> dict[str, Any]:
     """Everything :func:`write_pr_curves` writes, as a dict of numpy arrays and numbers (see the module doc).
 
     ``iou_thr=None`` takes :func:`default_iou` (0.5 when evaluated). ``raw=False``
     leaves out the per-detection ``raw`` curves (the bulk of the file on a large
-    dataset). Raises ``ValueError`` for a result with neither COCO arrays nor
-    outcomes, or an IoU / area / cap that was not evaluated.
+    dataset). ``max_points`` bounds each score curve, ``raw`` and ``vs_score``, per class and
+    micro (see the module doc; None: every point). Raises ``ValueError`` for a result with neither
+    COCO arrays nor outcomes, an IoU / area / cap that was not evaluated, or ``max_points < 3``.
     """
     from deteval.operating_points import score_curves
 
@@ -179,7 +186,8 @@ def all_curves(
         ops: dict[str, Any] = {"best": sc.best_points().to_dict()}
         if score_thr is not None:
             ops["at_threshold"] = sc.points_at(score_thr).to_dict()
-        out.update(protocol=result.protocol, beta=sc.beta, score_curves=sc.to_dict(raw=raw), operating_points=ops)
+        curves = sc.to_dict(raw, max_points)
+        out.update(protocol=result.protocol, beta=sc.beta, score_curves=curves, operating_points=ops)
     return out
 
 
@@ -193,13 +201,59 @@ def write_pr_curves(
     beta: float = 1.0,
     score_thr: float | None = None,
     raw: bool = True,
+    max_points: int | None = None,
 ) -> dict[str, Any]:
     """Write :func:`all_curves` as JSON (floats at ``repr`` precision, so exact; NaN as null); returns it.
 
     ``iou_thr=None`` takes :func:`default_iou` (0.5 when evaluated). Works for COCO
     results (101-point arrays and score curves) and for any result with
-    outcomes, e.g. VOC (score curves only).
+    outcomes, e.g. VOC (score curves only). ``raw`` and ``max_points`` as in :func:`all_curves`.
     """
-    curves = all_curves(result, iou_thr, area, max_dets, beta=beta, score_thr=score_thr, raw=raw)
-    Path(path).write_text(json.dumps(jsonable(curves), indent=1) + "\n")
+    curves = all_curves(result, iou_thr, area, max_dets, beta=beta, score_thr=score_thr, raw=raw, max_points=max_points)
+    Path(path).write_text(json_text(curves) + "\n")
     return curves
+
+
+_NUMBERS = (int, float, bool, type(None))
+
+
+def json_text(obj: Any) -> str:
+    """``json.dumps(jsonable(obj), indent=1)``, the same text, with lists of numbers encoded by json's C encoder.
+
+    json's ``indent`` turns off its C encoder; a curve's numbers are most of the text.
+    """
+    return _indented(obj, 0)
+
+
+def _indented(obj: Any, level: int) -> str:
+    if isinstance(obj, dict):
+        items = [json.dumps(str(k)) + ": " + _indented(v, level + 1) for k, v in obj.items()]
+        return _block("{", items, "}", level)
+    if isinstance(obj, np.ndarray) and obj.ndim == 1 and obj.dtype.kind in "biuf":
+        return _numbers(obj.tolist(), level)
+    if isinstance(obj, np.ndarray):
+        return _indented(obj.tolist(), level)
+    if isinstance(obj, (list, tuple)):
+        if all(type(v) in _NUMBERS for v in obj):
+            return _numbers(obj, level)
+        return _block("[", [_indented(v, level + 1) for v in obj], "]", level)
+    return json.dumps(jsonable(obj))
+
+
+def _block(open_: str, items: list[str], close: str, level: int) -> str:
+    """``items`` one per line, indented as json's ``indent=1`` does."""
+    if not items:
+        return open_ + close
+    inner = "\n" + " " * (level + 1)
+    return open_ + inner + ("," + inner).join(items) + "\n" + " " * level + close
+
+
+def _numbers(values: list | tuple, level: int) -> str:
+    """Numbers (and None) laid out as :func:`_block` does; non-finite ones ``null``, as :func:`jsonable` makes them."""
+    if not values:
+        return "[]"
+    text = json.dumps(list(values))[1:-1]  # "1, 2.5, NaN": no number's text holds ", " or the non-finite names
+    if "N" in text or "I" in text:
+        text = text.replace("-Infinity", "null").replace("Infinity", "null").replace("NaN", "null")
+    inner = "\n" + " " * (level + 1)
+    return "[" + inner + text.replace(", ", "," + inner) + "\n" + " " * level + "]"

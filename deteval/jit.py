@@ -11,6 +11,10 @@ Parallel work runs serial ``nogil`` kernels over ranges of independent items
 of the kernels, a cost every fresh install and every cache miss pays. The
 thread count is the one :func:`using_threads` set in the calling thread, else
 ``NUMBA_NUM_THREADS`` when set, else the CPUs this process may run on.
+
+:func:`on_first_compile` lets an application (the CLI's notice) hear of the
+first compilation, i.e. the first kernel the cache did not hold; deteval itself
+prints nothing.
 """
 
 from __future__ import annotations
@@ -41,8 +45,48 @@ def njit(*args, **kwargs):
 
 
 __all__ = [
-    "SharedTasks", "in_background", "njit", "num_threads", "preload", "run_chunks", "run_tasks", "using_threads",
+    "SharedTasks", "in_background", "njit", "num_threads", "on_first_compile", "preload", "run_chunks", "run_tasks",
+    "using_threads",
 ]  # fmt: skip
+
+_compile_callbacks: list[Callable[[], None]] = []  # called, then dropped, at the next compilation's start
+_compile_lock = threading.Lock()
+
+
+def on_first_compile(callback: Callable[[], None] | None) -> None:
+    """Call ``callback()`` once, as the next kernel compilation in this process starts; None cancels it.
+
+    A compilation is a kernel the cache does not hold (a first run on this
+    machine, a new numba or deteval, argument types not seen before): a warm
+    run never calls it. Heard through numba's ``numba:compile`` event, so with
+    ``DETEVAL_PLAIN_NUMBA=1`` too; nothing is added to a kernel call that loads
+    or finds its machine code. ``callback`` runs in the compiling thread, inside
+    numba's compiler lock: it should be quick (print a line), and not call kernels.
+    """
+    _listen_for_compiles()
+    with _compile_lock:
+        _compile_callbacks.clear()
+        if callback is not None:
+            _compile_callbacks.append(callback)
+
+
+@cache
+def _listen_for_compiles() -> None:
+    from numba.core import event
+
+    class FirstCompile(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            with _compile_lock:
+                callbacks = _compile_callbacks[:]
+                _compile_callbacks.clear()
+            for callback in callbacks:
+                callback()
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", FirstCompile())
+
 
 T = TypeVar("T")
 

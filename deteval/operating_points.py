@@ -57,6 +57,7 @@ __all__ = [
     "OperatingPoints",
     "ScoreCurve",
     "ScoreCurves",
+    "curve_points",
     "best_operating_points",
     "default_iou",
     "operating_points_at",
@@ -129,13 +130,17 @@ def _indices(out: Outcomes, iou_thr: float | None, area: str) -> tuple[int, int]
     return t, areas.index(area)
 
 
-def _rank(category: np.ndarray, image: np.ndarray, score: np.ndarray, by_image: bool) -> np.ndarray:
-    """Row order by (category, -score[, image]), stable: ties keep row order."""
-    order = np.arange(len(score), dtype=np.int64)
+def _rank(category: np.ndarray, image: np.ndarray, score: np.ndarray, by_image: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Row orders, stable (ties keep row order): by (-score[, image]), all classes pooled, and by
+    (category, -score[, image])."""
+    pooled = np.arange(len(score), dtype=np.int64)
     if by_image:
-        order = order[np.argsort(image[order], kind="stable")]
-    order = order[np.argsort(-score[order], kind="stable")]
-    return order[np.argsort(category[order], kind="stable")]
+        pooled = pooled[np.argsort(image, kind="stable")]
+    pooled = pooled[np.argsort(-score[pooled], kind="stable")]
+    ranked = category[pooled]
+    if len(ranked) and 0 <= ranked.min() and ranked.max() < 2**16:
+        ranked = ranked.astype(np.uint16)  # numpy's stable sort of 16-bit integers is a radix sort
+    return pooled, pooled[np.argsort(ranked, kind="stable")]
 
 
 # --------------------------------------------------------------------------------------
@@ -260,11 +265,16 @@ class ScoreCurve:
         at every threshold, so there is no best point: threshold NaN,
         TP = FP = 0, precision, recall and F NaN.
         """
-        if len(self.thresholds) == 0 or self.npos == 0:
+        i = self._best_index()
+        if i is None:
             return self._point(math.nan, 0, 0)
-        f = self.fbeta
-        i = int(np.argmax(f))
         return self._point(float(self.thresholds[i]), int(self.tp[i]), int(self.fp[i]))
+
+    def _best_index(self) -> int | None:
+        """The index of :meth:`best`'s threshold in :attr:`thresholds`; None when there is no best point."""
+        if len(self.thresholds) == 0 or self.npos == 0:
+            return None
+        return int(np.argmax(self.fbeta))  # the first maximum: the highest threshold
 
     def at(self, score_thr: float) -> OperatingPoint:
         """Counts and rates keeping the detections with ``score >= score_thr``."""
@@ -294,29 +304,68 @@ class ScoreCurve:
         out[ok] = self.envelope[idx[ok]]
         return out
 
-    def to_dict(self, raw: bool = True) -> dict[str, Any]:
-        """Plain lists: ``vs_score`` (per threshold) and, when ``raw``, ``raw`` (per ranked detection)."""
+    def to_dict(self, raw: bool = True, max_points: int | None = None) -> dict[str, Any]:
+        """Plain lists: ``vs_score`` (per threshold) and, when ``raw``, ``raw`` (per ranked detection).
+
+        ``max_points`` bounds each of the two curves (see :func:`curve_points`): a longer one keeps the
+        points listed in its added ``index`` (positions in the full curve), values unchanged. None keeps
+        every point, and writes no ``index``.
+        """
+        best = self._best_index()
+        vs_score = {
+            "threshold": self.thresholds,
+            "tp": self.tp,
+            "fp": self.fp,
+            "precision": self.precision,
+            "recall": self.recall,
+            "fbeta": self.fbeta,
+        }
         d: dict[str, Any] = {
             "name": self.name,
             "category_id": self.category_id,
             "npos": self.npos,
-            "vs_score": {
-                "threshold": self.thresholds,
-                "tp": self.tp,
-                "fp": self.fp,
-                "precision": self.precision,
-                "recall": self.recall,
-                "fbeta": self.fbeta,
-            },
+            "vs_score": _points(vs_score, curve_points(self.recall, best, max_points)),
         }
         if raw:
-            d["raw"] = {
+            # the best threshold keeps tp + fp detections: the raw curve's point at that rank
+            best_rank = None if best is None else int(self.tp[best] + self.fp[best]) - 1
+            columns = {
                 "score": self.raw_score,
                 "precision": self.raw_precision,
                 "recall": self.raw_recall,
                 "envelope": self.envelope,
             }
+            d["raw"] = _points(columns, curve_points(self.raw_recall, best_rank, max_points))
         return d
+
+
+def curve_points(recall: np.ndarray, best: int | None, max_points: int | None) -> np.ndarray | None:
+    """The positions a curve of ``len(recall)`` points keeps when bounded to ``max_points``; None: all of them.
+
+    Kept: the first and last points, ``best`` (the best F-beta point, when there is one), about half the
+    rest on an even grid of ranks and half at the first point reaching each of an even grid of recall
+    levels (the top of each step of a PR curve; ranks only where recall is undefined). Ascending,
+    without repeats, at most ``max_points`` (at least 3).
+    """
+    if max_points is not None and (isinstance(max_points, bool) or int(max_points) < 3):
+        raise ValueError(f"max_points must be at least 3 (first, last and best points), got {max_points!r}")
+    n = len(recall)
+    if max_points is None or n <= max_points:
+        return None
+    budget = max_points - 3
+    by_recall = budget // 2 if not np.isnan(recall[-1]) else 0
+    ranks = np.rint(np.linspace(0, n - 1, budget - by_recall)).astype(np.int64)
+    levels = np.linspace(recall[0], recall[-1], by_recall) if by_recall else np.zeros(0)
+    at_levels = np.minimum(np.searchsorted(recall, levels, side="left"), n - 1)
+    must = [0, n - 1] if best is None else [0, n - 1, best]
+    return np.unique(np.concatenate([ranks, at_levels, np.asarray(must, np.int64)]))
+
+
+def _points(columns: dict[str, np.ndarray], keep: np.ndarray | None) -> dict[str, Any]:
+    """The columns at the positions ``keep`` with ``index``: ``keep`` (None: the columns as they are)."""
+    if keep is None:
+        return columns
+    return {**{name: values[keep] for name, values in columns.items()}, "index": keep}
 
 
 def _curve(name: str, cid: Any, npos: int, score: np.ndarray, is_tp: np.ndarray, beta: float) -> ScoreCurve:
@@ -474,13 +523,14 @@ class ScoreCurves:
         macro = _macro(points, thr, self.beta)
         return OperatingPoints(self.iou, self.area, self.beta, thr, tuple(points), micro, macro)
 
-    def to_dict(self, raw: bool = True) -> dict[str, Any]:
+    def to_dict(self, raw: bool = True, max_points: int | None = None) -> dict[str, Any]:
+        """Plain lists; each class's and the micro curve as :meth:`ScoreCurve.to_dict` gives them."""
         return {
             "iou": self.iou,
             "area": self.area,
             "beta": self.beta,
-            "classes": [c.to_dict(raw) for c in self.classes],
-            "micro": self.micro.to_dict(raw),
+            "classes": [c.to_dict(raw, max_points) for c in self.classes],
+            "micro": self.micro.to_dict(raw, max_points),
         }
 
 
@@ -537,7 +587,7 @@ def score_curves(
     n_cat = len(out.category_ids)
     npos = np.asarray(out.npos)[:, a].astype(np.int64)
 
-    order = _rank(category, image, score, by_image)
+    pooled, order = _rank(category, image, score, by_image)
     offsets = np.searchsorted(category[order], np.arange(n_cat + 1), side="left")
     classes = []
     for k in range(n_cat):
@@ -545,7 +595,6 @@ def score_curves(
         cid = out.category_ids[k]
         cid = cid.item() if hasattr(cid, "item") else cid
         classes.append(_curve(out.category_names[k], cid, int(npos[k]), score[rows], is_tp[rows], beta))
-    pooled = _rank(np.zeros(len(score), np.int64), image, score, by_image)
     micro = _curve("all classes", None, int(npos.sum()), score[pooled], is_tp[pooled], beta)
     return ScoreCurves(float(np.asarray(out.iou_thrs)[t]), str(out.area_labels[a]), beta, tuple(classes), micro)
 

@@ -63,6 +63,16 @@ class Progress:
             self._name = name
         self._draw()
 
+    def note(self, text: str) -> None:
+        """Print ``text`` as a line of its own on the stream, whether or not the indicator is drawn
+        (it is erased first, and redrawn below at its next tick)."""
+        with self._lock:
+            if self._width:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self._width = 0
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
     def line(self) -> str:
         """The text drawn now: bar, stage count and name, elapsed seconds."""
         filled = round(20 * self._done / self.total)

@@ -12,6 +12,9 @@ object runs the evaluation (:mod:`deteval.cli.run`), and :mod:`deteval.cli.outpu
 writes and prints. A user's preset file (``--config``) supplies the protocol's
 parameters; flags override it.
 
+The first run on a machine compiles the kernels (numba, cached for later runs): one line on
+stderr says so (:data:`COMPILE_NOTICE`), unless ``--quiet``.
+
 Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr);
 141 (128 + SIGPIPE, as a shell reports a process a closed pipe ended) when stdout was
 closed before everything was printed (``| head``): the files were written by then.
@@ -26,7 +29,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from deteval.cli.parse import (
     build_parser,
@@ -40,6 +44,24 @@ __all__ = ["build_parser", "main", "sample_pair"]
 
 def _print_error(exc: InputError) -> None:
     print(f"deteval: error: {exc}", file=sys.stderr)
+
+
+COMPILE_NOTICE = "deteval: compiling kernels for this machine, once (about 5-30 s; later runs reuse them)"
+
+
+@contextmanager
+def _compile_notice(progress, enabled: bool) -> Iterator[None]:
+    """In this block, :data:`COMPILE_NOTICE` goes to stderr as the first kernel compilation starts."""
+    if not enabled:
+        yield
+        return
+    from deteval.jit import on_first_compile
+
+    on_first_compile(lambda: progress.note(COMPILE_NOTICE))
+    try:
+        yield
+    finally:
+        on_first_compile(None)
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
@@ -93,7 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
     # when a file goes to stdout, stdout holds that file only: the summary and tables go to stderr
     printed = sys.stderr if output.to_stdout(args) else sys.stdout
     stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args)
-    with Progress(stages, enabled=not args.quiet) as progress:
+    with Progress(stages, enabled=not args.quiet) as progress, _compile_notice(progress, not args.quiet):
         try:
             # the loaders' and protocols' warnings are printed after the summary's progress display
             with warnings.catch_warnings(record=True) as caught:

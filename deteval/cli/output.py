@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from deteval.cli.parse import Invocation
+from deteval.cli.parse import CURVE_POINTS, Invocation
 from deteval.cli.run import Extras, flag_errors
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
@@ -209,7 +209,13 @@ def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> N
 
     with flag_errors("--curves"):
         write_pr_curves(
-            result, path, iou_thr=args.at_iou, area=args.at_area or "all", beta=args.beta, score_thr=args.score_thr
+            result,
+            path,
+            iou_thr=args.at_iou,
+            area=args.at_area or "all",
+            beta=args.beta,
+            score_thr=args.score_thr,
+            max_points=None if args.curves_raw else CURVE_POINTS,
         )
 
 

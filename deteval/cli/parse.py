@@ -27,6 +27,7 @@ from deteval.protocols.base import Option, split_list
 # a space-separated list was most likely PREDS or GT, taken by the flag (see _take_back_positionals)
 _VALUE_LIKE = re.compile(r"[-+0-9.eE:,]+")
 _NARGS = {"value": None, "list": "+", "repeat": None, "switch": 0}
+CURVE_POINTS = 500  # --curves: points per curve and class, unless --curves-raw
 
 
 def sample_pair() -> tuple[str, str]:
@@ -142,7 +143,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--curves",
         metavar="PATH.json",
         help="write PR curves at IoU .50 as JSON: COCO's 101-point curves, the raw step curves, "
-        "P/R/F-beta vs score and the operating points",
+        f"P/R/F-beta vs score (at most {CURVE_POINTS:,} points each per class, first, last and best-F "
+        "among them) and the operating points",
+    )
+    p.add_argument(
+        "--curves-raw",
+        action="store_true",
+        help="with --curves: every point of the raw and score curves (one per detection: large files)",
     )
     p.add_argument(
         "--plot",
