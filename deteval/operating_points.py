@@ -49,7 +49,9 @@ from typing import Any
 import numpy as np
 
 from deteval.cumulative import cumulative_tp_fp
+from deteval.curve_sampling import curve_points, kept_points
 from deteval.errors import renamed_keywords
+from deteval.operating_point import OperatingPoint, OperatingPoints, macro_point
 from deteval.result import CocoResult, EvalResult, Outcomes, VocResult, default_iou_index
 
 __all__ = [
@@ -57,7 +59,6 @@ __all__ = [
     "OperatingPoints",
     "ScoreCurve",
     "ScoreCurves",
-    "curve_points",
     "best_operating_points",
     "default_iou",
     "operating_points_at",
@@ -152,56 +153,6 @@ def _fbeta(precision: np.ndarray, recall: np.ndarray, tp: np.ndarray, beta: floa
     with np.errstate(divide="ignore", invalid="ignore"):
         f = (1 + b2) * precision * recall / (b2 * precision + recall)
     return np.where(np.isnan(recall), np.nan, np.where(tp > 0, f, 0.0))
-
-
-@dataclass(frozen=True)
-class OperatingPoint:
-    """Counts and rates at one score threshold, for one class or an average.
-
-    Attributes
-    ----------
-    name : str
-        Category name, or ``"micro"`` / ``"macro"``.
-    category_id : int, str or None
-        The user's category id; None for averages.
-    threshold : float
-        Detections with ``score >= threshold`` are kept. NaN where there is no
-        single threshold (a class without detections at its best point; the
-        macro average of per-class best points).
-    npos : int
-        Ground truth that can be found (for averages: summed).
-    tp, fp : int
-        True and false positives kept (for averages: summed).
-    precision, recall, fbeta : float
-        As the module documents; NaN where undefined.
-    beta : float
-        The F-beta weight.
-    """
-
-    name: str
-    category_id: Any
-    threshold: float
-    npos: int
-    tp: int
-    fp: int
-    precision: float
-    recall: float
-    fbeta: float
-    beta: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (NaN stays NaN here; :func:`deteval.result._jsonable` writes it as null)."""
-        return {
-            "name": self.name,
-            "category_id": self.category_id,
-            "threshold": self.threshold,
-            "npos": self.npos,
-            "tp": self.tp,
-            "fp": self.fp,
-            "precision": self.precision,
-            "recall": self.recall,
-            "fbeta": self.fbeta,
-        }
 
 
 @dataclass(frozen=True)
@@ -324,7 +275,7 @@ class ScoreCurve:
             "name": self.name,
             "category_id": self.category_id,
             "npos": self.npos,
-            "vs_score": _points(vs_score, curve_points(self.recall, best, max_points)),
+            "vs_score": kept_points(vs_score, curve_points(self.recall, best, max_points)),
         }
         if raw:
             # the best threshold keeps tp + fp detections: the raw curve's point at that rank
@@ -335,37 +286,8 @@ class ScoreCurve:
                 "recall": self.raw_recall,
                 "envelope": self.envelope,
             }
-            d["raw"] = _points(columns, curve_points(self.raw_recall, best_rank, max_points))
+            d["raw"] = kept_points(columns, curve_points(self.raw_recall, best_rank, max_points))
         return d
-
-
-def curve_points(recall: np.ndarray, best: int | None, max_points: int | None) -> np.ndarray | None:
-    """The positions a curve of ``len(recall)`` points keeps when bounded to ``max_points``; None: all of them.
-
-    Kept: the first and last points, ``best`` (the best F-beta point, when there is one), about half the
-    rest on an even grid of ranks and half at the first point reaching each of an even grid of recall
-    levels (the top of each step of a PR curve; ranks only where recall is undefined). Ascending,
-    without repeats, at most ``max_points`` (at least 3).
-    """
-    if max_points is not None and (isinstance(max_points, bool) or int(max_points) < 3):
-        raise ValueError(f"max_points must be at least 3 (first, last and best points), got {max_points!r}")
-    n = len(recall)
-    if max_points is None or n <= max_points:
-        return None
-    budget = max_points - 3
-    by_recall = budget // 2 if not np.isnan(recall[-1]) else 0
-    ranks = np.rint(np.linspace(0, n - 1, budget - by_recall)).astype(np.int64)
-    levels = np.linspace(recall[0], recall[-1], by_recall) if by_recall else np.zeros(0)
-    at_levels = np.minimum(np.searchsorted(recall, levels, side="left"), n - 1)
-    must = [0, n - 1] if best is None else [0, n - 1, best]
-    return np.unique(np.concatenate([ranks, at_levels, np.asarray(must, np.int64)]))
-
-
-def _points(columns: dict[str, np.ndarray], keep: np.ndarray | None) -> dict[str, Any]:
-    """The columns at the positions ``keep`` with ``index``: ``keep`` (None: the columns as they are)."""
-    if keep is None:
-        return columns
-    return {**{name: values[keep] for name, values in columns.items()}, "index": keep}
 
 
 def _curve(name: str, cid: Any, npos: int, score: np.ndarray, is_tp: np.ndarray, beta: float) -> ScoreCurve:
@@ -400,94 +322,6 @@ def _curve(name: str, cid: Any, npos: int, score: np.ndarray, is_tp: np.ndarray,
 
 
 @dataclass(frozen=True)
-class OperatingPoints:
-    """Per-class operating points and their micro and macro averages.
-
-    Attributes
-    ----------
-    iou, area, beta :
-        The slice of the outcomes and the F-beta weight.
-    threshold : float or None
-        The user's score threshold; None for best-F-beta points (one threshold per class).
-    classes : tuple of OperatingPoint
-        One per category, in category order.
-    micro, macro : OperatingPoint
-        As the module documents. At best-F-beta points, ``micro`` is the
-        pooled curve's own best point (one shared threshold) and ``macro``
-        averages the per-class best points (threshold NaN).
-    """
-
-    iou: float
-    area: str
-    beta: float
-    threshold: float | None
-    classes: tuple[OperatingPoint, ...]
-    micro: OperatingPoint
-    macro: OperatingPoint
-
-    @property
-    def f_name(self) -> str:
-        """``"F1"``, ``"F2"``, ``"F0.5"`` ...: the column name of F-beta."""
-        return f"F{self.beta:g}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "iou": self.iou,
-            "area": self.area,
-            "beta": self.beta,
-            "threshold": self.threshold,
-            "classes": [c.to_dict() for c in self.classes],
-            "micro": self.micro.to_dict(),
-            "macro": self.macro.to_dict(),
-        }
-
-    def format_table(self, only_with_gt: bool = False) -> str:
-        """An aligned text table: one row per class, then micro and macro.
-
-        Rates with 3 decimals, ``-`` where undefined. ``only_with_gt`` leaves
-        out the classes without ground truth.
-        """
-        rows = [c for c in self.classes if c.npos > 0 or not only_with_gt]
-        head = ["class", "thr", "npos", "TP", "FP", "P", "R", self.f_name]
-
-        def num(v: float) -> str:
-            return "-" if v is None or math.isnan(v) else f"{v:.3f}"
-
-        def line(p: OperatingPoint) -> list[str]:
-            return [p.name, num(p.threshold), str(p.npos), str(p.tp), str(p.fp),
-                    num(p.precision), num(p.recall), num(p.fbeta)]  # fmt: skip
-
-        cells = [line(p) for p in rows]
-        tail = [line(self.micro), line(self.macro)]
-        widths = [max(len(h), *(len(r[i]) for r in cells + tail)) for i, h in enumerate(head)]
-
-        def fmt(values: list[str]) -> str:
-            return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
-
-        rule = fmt(["-" * w for w in widths])
-        return "\n".join([fmt(head), rule, *(fmt(r) for r in cells), rule, *(fmt(r) for r in tail)])
-
-
-def _macro(points: list[OperatingPoint], threshold: float, beta: float) -> OperatingPoint:
-    with_gt = [p for p in points if p.npos > 0]
-    if not with_gt:
-        return OperatingPoint("macro", None, threshold, 0, 0, 0, math.nan, math.nan, math.nan, beta)
-    prec = [0.0 if math.isnan(p.precision) else p.precision for p in with_gt]
-    return OperatingPoint(
-        "macro",
-        None,
-        threshold,
-        sum(p.npos for p in with_gt),
-        sum(p.tp for p in with_gt),
-        sum(p.fp for p in with_gt),
-        float(np.mean(prec)),
-        float(np.mean([p.recall for p in with_gt])),
-        float(np.mean([p.fbeta for p in with_gt])),
-        beta,
-    )
-
-
-@dataclass(frozen=True)
 class ScoreCurves:
     """Per-class and pooled score-threshold curves at one IoU threshold and area range.
 
@@ -512,7 +346,7 @@ class ScoreCurves:
         points = [c.best() for c in self.classes]
         micro = dataclasses.replace(self.micro.best(), name="micro")
         return OperatingPoints(
-            self.iou, self.area, self.beta, None, tuple(points), micro, _macro(points, math.nan, self.beta)
+            self.iou, self.area, self.beta, None, tuple(points), micro, macro_point(points, math.nan, self.beta)
         )
 
     def points_at(self, score_thr: float) -> OperatingPoints:
@@ -520,7 +354,7 @@ class ScoreCurves:
         thr = _check_threshold(score_thr)
         points = [c.at(thr) for c in self.classes]
         micro = dataclasses.replace(self.micro.at(thr), name="micro")
-        macro = _macro(points, thr, self.beta)
+        macro = macro_point(points, thr, self.beta)
         return OperatingPoints(self.iou, self.area, self.beta, thr, tuple(points), micro, macro)
 
     def to_dict(self, raw: bool = True, max_points: int | None = None) -> dict[str, Any]:

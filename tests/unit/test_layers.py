@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
-    ("report", "curves", "operating_points", "plots", "confusion", "tide"),
+    ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide"),
     # 6 the public entry points
     ("api",),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
@@ -74,6 +74,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("ranking", "integrators"),
         # 5: curves and reports read the operating points; plots draw the curves
         ("curves", "operating_points"),
+        # 5: the score curves give operating points and bound their files by curve sampling
+        ("operating_points", "operating_point"),
+        ("operating_points", "curve_sampling"),
         ("report", "operating_points"),
         ("plots", "curves"),
         ("plots", "operating_points"),
