@@ -15,6 +15,7 @@ here), so adding a protocol is one module plus its preset in ``configs/``.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -85,7 +86,9 @@ class Protocol(ABC):
     Params: ClassVar[type]
     Result: ClassVar[type[EvalResult]]
 
-    @abstractmethod
+    # option keywords renamed since, old -> new: still accepted, with a DeprecationWarning
+    renamed_options: ClassVar[dict[str, str]] = {}
+
     def params(
         self,
         iou_type: str = "bbox",
@@ -99,6 +102,19 @@ class Protocol(ABC):
         ``strict`` turns what ``compat`` accepts with a warning, as the reference tool does, into an
         :class:`InputError` at :meth:`load` (COCO: a repeated image id); a protocol with no such input ignores it.
         """
+        self.check_iou_type(iou_type)
+        for old, new in self.renamed_options.items():
+            if old in options:
+                warnings.warn(f"{old}= is now {new}=", DeprecationWarning, stacklevel=3)
+                options[new] = options.pop(old)
+        self.check_options(options)
+        return self.make_params(iou_type, compat, preset, strict, options)
+
+    @abstractmethod
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> Any:
+        """:meth:`params` once the iou type and the option names are checked: build and check the values."""
 
     @abstractmethod
     def load(self, preds: Any, gt: Any, params: Any) -> tuple[Detections, GroundTruth]:

@@ -228,16 +228,9 @@ class CocoProtocol(Protocol):
                _numbers(float, "keypoint sigmas"), metavar="S"),
     )  # fmt: skip
 
-    def params(
-        self,
-        iou_type: str = "bbox",
-        compat: bool = True,
-        preset: Mapping[str, Any] | None = None,
-        strict: bool = False,
-        **options: Any,
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> CocoParams:
-        self.check_iou_type(iou_type)
-        self.check_options(options)
         return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:

@@ -97,19 +97,12 @@ def make_params(
         raise InputError(
             "iou_type", None, f"{iou_type!r} is not supported by the coco protocol; choose from {IOU_TYPES}"
         )
-    user = _user_preset(iou_type, preset)
     given = {"iou_thrs": iou_thrs, "area_ranges": area_ranges, "max_dets": max_dets, "use_cats": use_cats,
              "kpt_sigmas": kpt_sigmas}  # fmt: skip
-    given = {k: v for k, v in given.items() if v is not None}
-    values = presets.merged(presets.builtin("coco")[iou_type], user, PRESET_KEYS) | given
-    try:
-        return _checked_params(iou_type, values, compat, strict)
-    except InputError as exc:
-        if user is not None and exc.source in set(user.values) - set(given):
-            # the preset's key, and the entry within it where the rule names one (an area range's label)
-            record = exc.source if exc.record is None else f"{exc.source}[{exc.record!r}]"
-            raise InputError(user.source, record, exc.rule) from None
-        raise
+    return presets.resolve(
+        presets.builtin("coco")[iou_type], _user_preset(iou_type, preset), given, PRESET_KEYS,
+        lambda values: _checked_params(iou_type, values, compat, strict),
+    )  # fmt: skip
 
 
 def _check_range_order(rng: Mapping, ranges: np.ndarray) -> None:

@@ -7,13 +7,15 @@ has the same form, and overrides the built-in preset key by key.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from deteval.errors import InputError
+
+T = TypeVar("T")
 
 # deteval/configs links to the repository's configs/; a built package holds the files themselves there
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -56,6 +58,27 @@ def read_config(path: str | Path) -> Preset:
     except toml.TOMLDecodeError as exc:
         raise InputError(str(path), None, f"not valid TOML: {exc}") from None
     return Preset(values, str(path))
+
+
+def resolve(
+    builtin_values: Mapping[str, Any],
+    preset: Preset | None,
+    given: Mapping[str, Any],
+    known: tuple[str, ...],
+    build: Callable[[dict], T],
+) -> T:
+    """``build`` the parameters from the built-in values, updated by a user's ``preset``, then by ``given``
+    (keywords; None values are left out). An :class:`InputError` about a key that came from the user's
+    preset (and that ``given`` did not override) is raised again naming the preset's source, with the key
+    (and the entry within it, when the rule names one, e.g. an area range's label) as the record."""
+    given = {k: v for k, v in given.items() if v is not None}
+    try:
+        return build(merged(builtin_values, preset, known) | given)
+    except InputError as exc:
+        if preset is not None and exc.source in set(preset.values) - set(given):
+            record = exc.source if exc.record is None else f"{exc.source}[{exc.record!r}]"
+            raise InputError(preset.source, record, exc.rule) from None
+        raise
 
 
 def merged(base: Mapping[str, Any], preset: Preset | Mapping[str, Any] | None, known: tuple[str, ...]) -> dict:

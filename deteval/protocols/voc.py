@@ -32,7 +32,6 @@ best match they are.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -209,29 +208,15 @@ class VocProtocol(Protocol):
         self.name = self.preset_name = name
         self.title = title
 
-    def params(
-        self,
-        iou_type: str = "bbox",
-        compat: bool = True,
-        preset: Mapping[str, Any] | None = None,
-        strict: bool = False,
-        **options: Any,
+    renamed_options = {"iou": "iou_thrs"}
+
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> VocParams:
         # strict: VOC's readers accept nothing with a warning that could be an error instead; ignored
-        self.check_iou_type(iou_type)
-        if "iou" in options:  # the keyword before iou_thrs
-            warnings.warn("iou= is now iou_thrs=", DeprecationWarning, stacklevel=3)
-            options["iou_thrs"] = options.pop("iou")
-        self.check_options(options)
         user = preset if preset is None or isinstance(preset, presets.Preset) else presets.Preset(preset, "preset")
-        given = {k: v for k, v in options.items() if v is not None}
-        values = presets.merged(presets.builtin(self.preset_name), user, PRESET_KEYS) | given
-        try:
-            return _checked(self.name, values, compat)
-        except InputError as exc:
-            if user is not None and exc.source in set(user.values) - set(given):
-                raise InputError(user.source, exc.source, exc.rule) from None
-            raise
+        build = lambda values: _checked(self.name, values, compat)  # noqa: E731
+        return presets.resolve(presets.builtin(self.preset_name), user, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: VocParams) -> tuple[Detections, GroundTruth]:
         # VOC's file readers are imported when VOC loads: the CLI reads every protocol's options at start
