@@ -15,8 +15,8 @@ import pytest
 import deteval
 from deteval.cli import main, sample_pair
 from deteval.cli.parse import CURVE_POINTS
-from deteval.curves import all_curves, json_text
 from deteval.curve_sampling import curve_points
+from deteval.curves import all_curves, json_text
 from deteval.result import jsonable
 
 POINTS = 10  # small enough that the sample's larger curves are cut
