@@ -48,7 +48,7 @@ class OperatingPoint:
     beta: float
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (NaN stays NaN here; :func:`deteval.result._jsonable` writes it as null)."""
+        """A JSON-ready dict (NaN stays NaN here; :func:`deteval.result.jsonable` writes it as null)."""
         return {
             "name": self.name,
             "category_id": self.category_id,

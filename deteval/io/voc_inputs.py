@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from deteval.errors import InputError
 from deteval.io import voc as voc_io
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.json_source import is_path
 from deteval.types import Detections, GroundTruth
-
-
-def _is_path(x: Any) -> bool:
-    return isinstance(x, (str, Path))
 
 
 def load_voc_inputs(
@@ -23,10 +19,10 @@ def load_voc_inputs(
 
     ``names``, ``image_set`` and ``box_format`` are those of :func:`deteval.io.voc.load_voc`.
     """
-    if _is_path(preds) and _is_path(gt):
+    if is_path(preds) and is_path(gt):
         return voc_io.load_voc(preds, gt, names=names, image_set=image_set, box_format=box_format)
-    if _is_path(gt) or isinstance(gt, dict):
-        if _is_path(gt) and voc_io.detect_format(gt, "gt") != "coco":
+    if is_path(gt) or isinstance(gt, dict):
+        if is_path(gt) and voc_io.detect_format(gt, "gt") != "coco":
             rule = "VOC-format ground truth needs its detections as a path too (or load both with deteval.io.voc)"
             raise InputError(str(gt), None, rule)
         gt = load_coco_gt(gt)
@@ -35,11 +31,11 @@ def load_voc_inputs(
         raise InputError("gt", None, rule)
     if isinstance(preds, Detections):
         return preds, gt
-    fmt = voc_io.detect_format(preds, "dets") if _is_path(preds) else "coco"
+    fmt = voc_io.detect_format(preds, "dets") if is_path(preds) else "coco"
     if fmt == "comp4":
         return voc_io.load_comp4(preds, gt, names=names), gt
     if fmt == "text":
         return voc_io.load_text_dets(preds, gt, names=names, box_format=box_format), gt
-    if isinstance(preds, list) or _is_path(preds):
+    if isinstance(preds, list) or is_path(preds):
         return load_coco_results(preds, gt), gt
     raise InputError("preds", None, f"must be Detections, a path or a COCO results list, got {type(preds).__name__}")

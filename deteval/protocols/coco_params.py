@@ -61,10 +61,9 @@ def default_iou_thrs(iou_type: str) -> np.ndarray:
 
 def _user_preset(iou_type: str, preset: presets.Preset | Mapping[str, Any] | None) -> presets.Preset | None:
     """A user's preset for ``iou_type``: its keys, or those of its section named after the iou type."""
+    preset = presets.as_preset(preset)
     if preset is None:
         return None
-    if not isinstance(preset, presets.Preset):
-        preset = presets.Preset(preset, "preset")
     values = preset.values
     if isinstance(values.get(iou_type), Mapping):  # [bbox] / [segm] / [keypoints] tables: this iou type's
         values = values[iou_type]

@@ -60,9 +60,14 @@ def read_config(path: str | Path) -> Preset:
     return Preset(values, str(path))
 
 
+def as_preset(preset: Preset | Mapping[str, Any] | None) -> Preset | None:
+    """``preset`` as a :class:`Preset` (a plain mapping is named "preset" in error messages)."""
+    return preset if preset is None or isinstance(preset, Preset) else Preset(preset, "preset")
+
+
 def resolve(
     builtin_values: Mapping[str, Any],
-    preset: Preset | None,
+    preset: Preset | Mapping[str, Any] | None,
     given: Mapping[str, Any],
     known: tuple[str, ...],
     build: Callable[[dict], T],
@@ -71,7 +76,7 @@ def resolve(
     (keywords; None values are left out). An :class:`InputError` about a key that came from the user's
     preset (and that ``given`` did not override) is raised again naming the preset's source, with the key
     (and the entry within it, when the rule names one, e.g. an area range's label) as the record."""
-    given = {k: v for k, v in given.items() if v is not None}
+    preset, given = as_preset(preset), {k: v for k, v in given.items() if v is not None}
     try:
         return build(merged(builtin_values, preset, known) | given)
     except InputError as exc:
@@ -83,11 +88,9 @@ def resolve(
 
 def merged(base: Mapping[str, Any], preset: Preset | Mapping[str, Any] | None, known: tuple[str, ...]) -> dict:
     """``base`` updated by ``preset``'s values; a key outside ``known`` is an error naming the preset's file."""
-    out = dict(base)
+    out, preset = dict(base), as_preset(preset)
     if preset is None:
         return out
-    if not isinstance(preset, Preset):
-        preset = Preset(preset, "preset")
     for key, value in preset.values.items():
         if key not in known:
             raise InputError(preset.source, key, f"unknown parameter; this protocol takes {', '.join(known)}")

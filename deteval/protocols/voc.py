@@ -214,9 +214,8 @@ class VocProtocol(Protocol):
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> VocParams:
         # strict: VOC's readers accept nothing with a warning that could be an error instead; ignored
-        user = preset if preset is None or isinstance(preset, presets.Preset) else presets.Preset(preset, "preset")
         build = lambda values: _checked(self.name, values, compat)  # noqa: E731
-        return presets.resolve(presets.builtin(self.preset_name), user, options, PRESET_KEYS, build)
+        return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: VocParams) -> tuple[Detections, GroundTruth]:
         # VOC's file readers are imported when VOC loads: the CLI reads every protocol's options at start
