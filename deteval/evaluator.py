@@ -80,7 +80,9 @@ class Evaluator:
     prediction dicts (``boxes`` (n, 4), ``scores`` (n,), ``labels`` (n,)) and a list of
     target dicts (``boxes`` (m, 4), ``labels`` (m,); optional ``iscrowd`` (m,),
     ``area`` (m,), ``ignore`` (m,), ``image_id``), one dict per image, as NumPy arrays,
-    lists or torch tensors on any device.
+    lists or torch tensors on any device. Labels are integers or strings; float labels are
+    read as integers when every value is a whole number (``2.0``), an error otherwise.
+    ``compute().to_torchmetrics()`` gives the result under torchmetrics' key names.
 
     ``compute()`` gives the numbers of :func:`deteval.evaluate` on the same boxes, bit for
     bit, whatever the order and size of the batches; ``merge()`` and ``sync()`` combine
@@ -104,6 +106,10 @@ class Evaluator:
         numbered from 1 here, so pycocotools' "annotation id 0" quirk never applies.
     iou_thrs, area_ranges, max_dets, use_cats
         As for :func:`deteval.evaluate` with the coco protocol.
+    rec_thrs : sequence of float, optional
+        The recall thresholds of the precision curve (default pycocotools' ``np.linspace(0, 1, 101)``),
+        ascending in [0, 1]. torchmetrics' defaults are float32 grids, which move some numbers: see
+        :meth:`deteval.result.CocoResult.to_torchmetrics` to reproduce them.
     rank, world_size : int, optional
         For images without ``image_id`` only: the n-th such image this evaluator sees gets
         id ``n * world_size + rank``. By default read from ``torch.distributed`` when it is
@@ -132,6 +138,7 @@ class Evaluator:
         compat: bool = True,
         *,
         iou_thrs: Sequence[float] | None = None,
+        rec_thrs: Sequence[float] | None = None,
         area_ranges: Mapping[str, Sequence[float]] | None = None,
         max_dets: Sequence[int] | None = None,
         use_cats: bool = True,
@@ -161,7 +168,13 @@ class Evaluator:
         self.box_format = box_format
         self.num_threads = None if num_threads is None else int(num_threads)
         self.params = make_params(
-            iou_type, iou_thrs=iou_thrs, area_ranges=area_ranges, max_dets=max_dets, use_cats=use_cats, compat=compat
+            iou_type,
+            iou_thrs=iou_thrs,
+            rec_thrs=rec_thrs,
+            area_ranges=area_ranges,
+            max_dets=max_dets,
+            use_cats=use_cats,
+            compat=compat,
         )
         self.categories = category_table(categories)
         self._config = state_config(self.params, self.categories, protocol)

@@ -8,6 +8,7 @@ user passes tensors (then it is already imported): tensors are recognised by duc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +86,26 @@ def _vector(v: Any, where: tuple[str, str], key: str, n: int, kinds: str = "iuf"
     return arr
 
 
-_KIND_NAMES = {"iuf": "numbers", "iuU": "integers (or strings)", "iub": "booleans or 0/1 integers"}
+_KIND_NAMES = {
+    "iuf": "numbers",
+    "iufU": "integers, whole-number floats or strings",
+    "iuU": "integers (or strings)",
+    "iub": "booleans or 0/1 integers",
+}
+
+
+def _labels(v: Any, where: tuple[str, str], n: int) -> np.ndarray:
+    """A labels vector: integers or strings; floats are accepted when every value is a whole number
+    (``2.0`` is label 2, as a model's float output often holds), read as int64; ``2.5`` is an error."""
+    arr = _vector(v, where, "labels", n, "iufU")
+    if arr.dtype.kind != "f":
+        return arr
+    whole = np.isfinite(arr) & (arr == np.round(arr)) & (np.abs(arr) < 2.0**63)
+    if not whole.all():
+        j = int(np.argmax(~whole))
+        rule = f"labels[{j}] = {arr[j].item()!r} is not a whole number: labels are category ids (integers)"
+        raise InputError(where[0], where[1], rule)
+    return arr.astype(np.int64)
 
 
 def _boxes(v: Any, where: tuple[str, str]) -> np.ndarray:
@@ -193,10 +213,10 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         pb = _boxes(pb, wp)
         per["pb"].append(pb)
         per["ps"].append(_vector(ps, wp, "scores", len(pb)))
-        per["pl"].append(_vector(pl, wp, "labels", len(pb), "iuU"))
+        per["pl"].append(_labels(pl, wp, len(pb)))
         tb = _boxes(tb, wt)
         per["tb"].append(tb)
-        per["tl"].append(_vector(tl, wt, "labels", len(tb), "iuU"))
+        per["tl"].append(_labels(tl, wt, len(tb)))
         per["tc"].append(None if tc is None else _vector(tc, wt, "iscrowd", len(tb), "iub"))
         per["ta"].append(None if ta is None else _vector(ta, wt, "area", len(tb)))
         per["ti"].append(None if ti is None else _vector(ti, wt, "ignore", len(tb), "iub"))
@@ -354,6 +374,11 @@ def category_table(categories: Sequence | Mapping | None) -> IdTable | None:
         values = np.asarray(values).reshape(-1).tolist()
     if not values:
         raise InputError("categories", None, "categories is empty; leave it None to take the labels seen")
+    if any(isinstance(v, float) for v in values):  # whole floats are ids, as in labels (2.0 is category 2)
+        bad = [v for v in values if isinstance(v, float) and not (math.isfinite(v) and v == int(v))]
+        if bad:
+            raise InputError("categories", None, f"category {bad[0]!r} is not a whole number: ids are integers")
+        values = [int(v) if isinstance(v, float) else v for v in values]
     kinds = {type(v) for v in values}
     if not (kinds <= {int} or kinds <= {str}):
         raise InputError("categories", None, f"categories must be integers or strings, got {sorted(map(str, kinds))}")

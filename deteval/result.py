@@ -118,6 +118,10 @@ class EvalResult:
         with open(path, "wb") as f:
             save(f, **self.arrays)
 
+    def to_torchmetrics(self, class_metrics: bool = True, tensors: bool | None = None) -> dict[str, Any]:
+        """The result under torchmetrics' ``MeanAveragePrecision`` key names (COCO bbox and segm results only)."""
+        raise ValueError(f"to_torchmetrics() reads COCO bbox/segm results, not a {self.protocol!r} result")
+
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.stats.items())[:3])
         return f"{type(self).__name__}(protocol={self.protocol!r}, iou_type={self.iou_type!r}, {head}, ...)"
@@ -148,6 +152,95 @@ class CocoResult(EvalResult):
     # (deteval.protocols.coco_summary); empty with the default parameters
     extra_stats: dict[str, float] = field(default_factory=dict)
 
+    def to_torchmetrics(self, class_metrics: bool = True, tensors: bool | None = None) -> dict[str, Any]:
+        """This result as torchmetrics' ``MeanAveragePrecision(backend="pycocotools").compute()`` returns it.
+
+        The keys are torchmetrics': ``map``, ``map_50``, ``map_75``, ``map_small``, ``map_medium``,
+        ``map_large``, ``mar_1``, ``mar_10``, ``mar_100``, ``mar_small``, ``mar_medium``, ``mar_large``
+        (``mar_<n>`` named after the three max dets), ``map_per_class``, ``mar_100_per_class`` and
+        ``classes``; read one as ``result.to_torchmetrics()["map"]``. The values are pycocotools' stats
+        (those of :attr:`stats`, in ``COCOeval.stats`` order), -1 where there is no ground truth, in
+        torchmetrics' types: float32, and 0-d where a value has one element (torchmetrics squeezes
+        those); ``classes`` int32.
+
+        Parameters
+        ----------
+        class_metrics : bool, default True
+            Fill ``map_per_class`` and ``mar_100_per_class`` with each category's AP and AR (computed as
+            torchmetrics does: ``COCOeval.stats[0]`` and ``[8]`` with ``params.catIds = [k]``, in
+            ``classes`` order). ``False`` gives torchmetrics' placeholder for a metric built without
+            ``class_metrics=True``: ``-1``. With categories pooled (``use_cats=False``) they are -1 too.
+        tensors : bool or None, default None
+            torch tensors (``True``), NumPy values (``False``: ``np.float32`` scalars, float32 and int32
+            arrays), or tensors when torch can be imported (None). torch is imported here only.
+
+        Which numbers torchmetrics gives
+        --------------------------------
+        They equal this dict when both see the same boxes and parameters. Two things differ by default:
+
+        - torchmetrics' default thresholds are float32 grids (``torch.linspace(0.5, 0.95, 10)``,
+          ``torch.linspace(0, 1, 101)``), not pycocotools' float64 ones, which moves some numbers
+          (torchmetrics' own test example: map 0.63565 against pycocotools' 0.63696). Give
+          ``deteval.Evaluator(iou_thrs=..., rec_thrs=...)`` those lists to get torchmetrics' numbers, or
+          give torchmetrics ``np.linspace``'s to get pycocotools'.
+        - torchmetrics converts ``xyxy`` boxes to xywh in the tensors' dtype (float32 usually), deteval in
+          float64; feed ``box_format="xywh"`` to both to see the same boxes.
+        - torchmetrics replaces a target ``area`` <= 0 by the box's w*h; deteval keeps the area given.
+
+        ``classes`` lists the evaluated categories: for the :class:`~deteval.Evaluator` without
+        ``categories``, the labels seen, as torchmetrics; for a ground-truth file, its categories.
+        String labels give ``classes`` as a list of str (a tensor cannot hold them).
+
+        Raises
+        ------
+        ValueError
+            For keypoint results, or parameters without exactly three max dets (torchmetrics' keys
+            assume pycocotools' 12 bbox/segm stats).
+        """
+        max_dets = [int(m) for m in np.asarray(self.max_dets).reshape(-1)]
+        if self.iou_type not in ("bbox", "segm") or len(self.stats) != 12 or len(max_dets) != 3:
+            rule = "bbox or segm results with three max dets (torchmetrics' keys name pycocotools' 12 stats)"
+            raise ValueError(f"to_torchmetrics() reads {rule}; got iou_type {self.iou_type!r}, max dets {max_dets}")
+        names = ["map", "map_50", "map_75", "map_small", "map_medium", "map_large"]
+        names += [f"mar_{m}" for m in max_dets] + ["mar_small", "mar_medium", "mar_large"]
+        out: dict[str, Any] = {name: np.float32(v) for name, v in zip(names, self.stats.values())}
+        cat_ids = np.asarray(self.cat_ids).reshape(-1)
+        pooled = len(cat_ids) == 1 and cat_ids[0] == -1 and not self.params.get("use_cats", True)
+        if class_metrics and not pooled:
+            ap, ar = self._per_class_stats(max_dets)
+        else:
+            ap = ar = np.array([-1.0])
+        out["map_per_class"] = ap.astype(np.float32)
+        out[f"mar_{max_dets[-1]}_per_class"] = ar.astype(np.float32)
+        classes = cat_ids if not pooled else np.array([row["category_id"] for row in self.per_class])
+        out["classes"] = classes.astype(np.int32) if classes.dtype.kind in "iu" else classes.astype(str)
+        if tensors is None:
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                tensors = False
+            else:
+                tensors = True
+        return _as_tensors(out) if tensors else {k: _squeezed(v) for k, v in out.items()}
+
+    def _per_class_stats(self, max_dets: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each category's ``COCOeval.stats[0]`` and ``[8]`` as pycocotools computes them with ``catIds=[k]``:
+        the mean of the valid (> -1) precision (recall) entries at area ``all`` and max dets 100 (the
+        third max dets), over every IoU threshold; -1 where none is valid."""
+        compat = bool(self.params.get("compat", True))
+        area = [i for i, lbl in enumerate(np.asarray(self.area_labels).tolist()) if lbl == "all"]
+        ap_md = [i for i, m in enumerate(max_dets) if m == (100 if compat else max_dets[-1])]
+        ar_md = [i for i, m in enumerate(max_dets) if m == max_dets[2]]
+
+        def mean_valid(s: np.ndarray) -> float:
+            valid = s[s > -1]
+            return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+        n_cat = self.precision.shape[2]
+        ap = np.array([mean_valid(self.precision[:, :, k][..., area, ap_md]) for k in range(n_cat)])
+        ar = np.array([mean_valid(self.recall[:, k][..., area, ar_md]) for k in range(n_cat)])
+        return ap, ar
+
     def to_dict(self) -> dict[str, Any]:
         """:meth:`EvalResult.to_dict`, with ``extra_stats`` after ``stats`` when there are any."""
         d = super().to_dict()
@@ -171,6 +264,27 @@ class VocResult(EvalResult):
     ndet: np.ndarray = _array()  # (K,)
     outcome: np.ndarray = _array()  # (T, D): 1 TP, 0 FP, -1 ignored
     rank: np.ndarray = _array()  # (D,): rank within the class
+
+
+def _squeezed(v: Any) -> Any:
+    """torchmetrics' squeeze of one-element values, in NumPy: a NumPy scalar, else the array."""
+    arr = np.asarray(v)
+    return arr.reshape(-1)[0] if arr.size == 1 else arr
+
+
+def _as_tensors(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` as torch tensors (0-d for one element, as torchmetrics' compute() squeezes); str stays a list."""
+    import torch
+
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        arr = np.asarray(v)
+        if arr.dtype.kind == "U":
+            out[k] = arr.tolist()
+            continue
+        t = torch.from_numpy(np.array(arr, copy=True).reshape(-1))
+        out[k] = t.squeeze() if t.numel() == 1 else t
+    return out
 
 
 def jsonable(obj: Any) -> Any:

@@ -75,6 +75,7 @@ def make_params(
     *,
     preset: presets.Preset | Mapping[str, Any] | None = None,
     iou_thrs: Sequence[float] | None = None,
+    rec_thrs: Sequence[float] | None = None,
     area_ranges: Mapping[str, Sequence[float]] | None = None,
     max_dets: Sequence[int] | None = None,
     use_cats: bool | None = None,
@@ -84,6 +85,7 @@ def make_params(
 ) -> CocoParams:
     """Build :class:`CocoParams` from the built-in preset, then a user's ``preset``, then what is given.
 
+    ``rec_thrs`` (pycocotools' ``recThrs``) must be ascending in [0, 1].
     ``area_ranges`` maps a label to ``(lo, hi)``; the summary reads the
     labels ``all``, ``small``, ``medium`` and ``large``. Bounds are inclusive, as in
     pycocotools: ``lo > hi`` is an :class:`InputError` naming the label (no area fits it), while
@@ -96,8 +98,8 @@ def make_params(
         raise InputError(
             "iou_type", None, f"{iou_type!r} is not supported by the coco protocol; choose from {IOU_TYPES}"
         )
-    given = {"iou_thrs": iou_thrs, "area_ranges": area_ranges, "max_dets": max_dets, "use_cats": use_cats,
-             "kpt_sigmas": kpt_sigmas}  # fmt: skip
+    given = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges, "max_dets": max_dets,
+             "use_cats": use_cats, "kpt_sigmas": kpt_sigmas}  # fmt: skip
     return presets.resolve(
         presets.builtin("coco")[iou_type], _user_preset(iou_type, preset), given, PRESET_KEYS,
         lambda values: _checked_params(iou_type, values, compat, strict),
@@ -109,6 +111,18 @@ def _check_range_order(rng: Mapping, ranges: np.ndarray) -> None:
     for label, (lo, hi) in zip(rng, ranges.tolist()):
         if not lo <= hi:  # NaN bounds fail too: no area compares with them
             raise InputError("area_ranges", str(label), f"area range (lo, hi) must have lo <= hi, got ({lo:g}, {hi:g})")
+
+
+def _rec_thrs(spec: Any) -> np.ndarray:
+    """The recall thresholds: ascending numbers in [0, 1] (the accumulation walks them in order)."""
+    try:
+        rec = _array(spec).astype(np.float64).reshape(-1)
+    except (TypeError, ValueError, KeyError):
+        raise InputError("rec_thrs", None, f"recall thresholds must be numbers, got {spec!r}") from None
+    if len(rec) == 0 or not np.all((rec >= 0) & (rec <= 1)) or np.any(np.diff(rec) < 0):
+        rule = f"recall thresholds must be a non-empty ascending list in [0, 1], got {rec.tolist()}"
+        raise InputError("rec_thrs", None, rule)
+    return rec
 
 
 def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = False) -> CocoParams:
@@ -123,6 +137,7 @@ def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = Fa
             raise InputError("iou_thrs", None, f"IoU thresholds must be numbers, got {iou_thrs!r}") from None
     if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
         raise InputError("iou_thrs", None, f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}")
+    rec = _rec_thrs(values["rec_thrs"])
     md = list(md) if isinstance(md, (list, tuple, np.ndarray)) else [md]
     if len(md) == 0 or any(isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1 for m in md):
         raise InputError("max_dets", None, f"max dets must be positive integers, got {md}")
@@ -160,7 +175,7 @@ def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = Fa
     return CocoParams(
         iou_type=iou_type,
         iou_thrs=thrs,
-        rec_thrs=_array(values["rec_thrs"]),
+        rec_thrs=rec,
         max_dets=tuple(sorted(int(m) for m in md)),
         area_ranges=ranges,
         area_labels=tuple(str(k) for k in rng),
@@ -169,4 +184,3 @@ def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = Fa
         kpt_sigmas=sigmas,
         strict=bool(strict),
     )
-

@@ -425,7 +425,7 @@ def _t(**kw):
         ([_p()], [_t(area=[np.nan])], r"area\[0\] is not finite"),
         ([_p(boxes=[[0, 0, 1, 1], [5, 5, 4, 9]])], [_t()], r"boxes\[1\] = \[5.0, 5.0, 4.0, 9.0\] has a negative width"),
         ([_p()], [_t(boxes=[[10, 10, 0, 20]])], r"target\[0\].*negative width or height as xyxy"),
-        ([_p(labels=[1.0, 2.0])], [_t()], r"labels has dtype float64, expected integers"),
+        ([_p(labels=[1.0, 2.5])], [_t()], r"labels\[1\] = 2.5 is not a whole number"),
         ([_p(boxes=[["a", "b", "c", "d"]] * 2)], [_t()], r"boxes must be numbers"),
         ([_p(labels=[1, "x"])], [_t()], r"labels mix integers and strings|labels has dtype"),
         ([{"boxes": [], "labels": []}], [_t()], r"preds\[0\]: missing key 'scores'"),
