@@ -82,8 +82,12 @@ def make_params(
     compat: bool = True,
     kpt_sigmas: Sequence[float] | None = None,
     strict: bool = False,
+    builtin: str = "coco",
 ) -> CocoParams:
     """Build :class:`CocoParams` from the built-in preset, then a user's ``preset``, then what is given.
+
+    ``builtin`` names the built-in preset, ``configs/<builtin>.toml`` (another protocol on COCO's
+    parameters, e.g. ``crowdpose``, reads its own).
 
     ``rec_thrs`` (pycocotools' ``recThrs``) must be ascending in [0, 1].
     ``area_ranges`` maps a label to ``(lo, hi)``; the summary reads the
@@ -101,7 +105,7 @@ def make_params(
     given = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges, "max_dets": max_dets,
              "use_cats": use_cats, "kpt_sigmas": kpt_sigmas}  # fmt: skip
     return presets.resolve(
-        presets.builtin("coco")[iou_type], _user_preset(iou_type, preset), given, PRESET_KEYS,
+        presets.builtin(builtin)[iou_type], _user_preset(iou_type, preset), given, PRESET_KEYS,
         lambda values: _checked_params(iou_type, values, compat, strict),
     )  # fmt: skip
 

@@ -1,0 +1,206 @@
+"""The CrowdPose protocol: keypoints as xtcocotools 1.14.3 evaluates them (``iouType="keypoints_crowd"``).
+
+The reference call is ``COCOeval(gt, dt, "keypoints_crowd", sigmas, use_area=False)`` with CrowdPose's
+14 sigmas (``configs/crowdpose.toml``). It is COCO's keypoint evaluation (deteval's OKS, matching and
+accumulation kernels) with these differences, each reproduced here:
+
+- OKS and the area ranges read each ground truth's area as ``bbox[2] * bbox[3] * 0.53``, not its
+  ``area`` (``use_area=False``); max dets 20; area ranges all, medium, large.
+- A ground truth with ``num_keypoints == 0`` or ``iscrowd`` is ignored; an ``ignore`` field is
+  overwritten, as in pycocotools.
+- A detection whose keypoint scores (every third value) are all <= 0 is dropped before anything else,
+  so it takes no place among the 20 kept per image.
+- Annotation id 0 is an ordinary id (xtcocotools marks "no match" with -1); pycocotools, faster-coco-eval
+  and deteval's ``coco`` protocol count a match to id 0 as a false positive.
+- The stats: AP, AP50, AP75, AR, AR50, AR75 (area all, max dets 20, the mean of the valid entries), then
+  AP_easy, AP_medium, AP_hard: each image's ``crowdIndex`` puts it in easy (< 0.2), medium (< 0.8) or
+  hard; each bucket is evaluated alone and its AP is the mean of *all* of its precision entries at area
+  index 0 (-1 for a category without ground truth included), rounded by numpy's ``round(x, 4)``.
+
+``crowdIndex`` is read from the ground truth's image records (xtcocotools re-reads the file); an image
+record without a numeric ``crowdIndex`` is an :class:`~deteval.errors.InputError` naming the file and
+the record. The protocol has one mode, xtcocotools': ``compat=False`` is an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.coco import load_coco_pair
+from deteval.io.json_source import read_json
+from deteval.protocols.base import Protocol
+from deteval.protocols.coco import CocoMatches, make_params, match, reduce_matches
+from deteval.protocols.coco_params import CocoParams
+from deteval.result import CocoResult
+from deteval.types import Detections, GroundTruth
+
+__all__ = ["CROWDPOSE", "CrowdPoseGroundTruth", "CrowdPoseProtocol", "crowd_buckets"]
+
+BUCKETS = ("easy", "medium", "hard")
+BUCKET_BOUNDS = (0.2, 0.8)  # easy: crowdIndex < 0.2, medium: < 0.8, hard: the rest (xtcocotools' get_type_result)
+GT_AREA_FACTOR = 0.53  # use_area=False: a ground truth's area is its box's w * h * 0.53
+
+
+@dataclass(frozen=True)
+class CrowdPoseGroundTruth(GroundTruth):
+    """Ground truth with each image's CrowdPose bucket: ``bucket[i, b]`` is whether image ``i`` is in
+    bucket ``b`` (easy, medium, hard); an image listed twice may be in two, as xtcocotools splits records."""
+
+    bucket: np.ndarray | None = None  # bool (I, 3)
+
+
+def crowd_buckets(data: Any, name: str, gt: GroundTruth) -> np.ndarray:
+    """``bool (I, 3)``: the buckets of ``gt``'s images from the image records of ``data`` (the GT JSON)."""
+    records = data.get("images") if isinstance(data, Mapping) else None
+    if not isinstance(records, list):
+        raise InputError(name, None, "a CrowdPose ground truth needs an 'images' list with each image's crowdIndex")
+    out = np.zeros((len(gt.images), 3), bool)
+    ids, index = [], []
+    for i, rec in enumerate(records):
+        ci = rec.get("crowdIndex") if isinstance(rec, Mapping) else None
+        if isinstance(ci, bool) or not isinstance(ci, (int, float)):
+            where = f"images[{i}]" + (f" (id={rec.get('id')!r})" if isinstance(rec, Mapping) else "")
+            got = "no crowdIndex" if ci is None else f"crowdIndex {ci!r}"
+            raise InputError(name, where, f"a CrowdPose image needs a numeric crowdIndex (easy/medium/hard), got {got}")
+        ids.append(rec.get("id"))
+        # xtcocotools' comparisons, in its order: NaN fails both and is hard
+        index.append(0 if ci < BUCKET_BOUNDS[0] else 1 if ci < BUCKET_BOUNDS[1] else 2)
+    pos, found = gt.images.lookup(np.array(ids, dtype=gt.images.ids.dtype if len(ids) else np.int64))
+    out[pos[found], np.array(index, np.int64)[found]] = True
+    return out
+
+
+def _gt_area(gt: GroundTruth) -> np.ndarray:
+    """xtcocotools' area with ``use_area=False``: ``bbox[2] * bbox[3] * 0.53``, left to right."""
+    with np.errstate(over="ignore"):
+        return gt.boxes[:, 2] * gt.boxes[:, 3] * GT_AREA_FACTOR
+
+
+def _gt_ignore(gt: GroundTruth) -> np.ndarray:
+    return gt.crowd | (gt.num_keypoints == 0)
+
+
+def _subset(m: CocoMatches, gt: GroundTruth, params: CocoParams, images: np.ndarray) -> CocoMatches:
+    """The matches of the images where ``images`` is True (a bucket), with their ground truth counted anew."""
+    from deteval.accumulate import positives_per_category
+
+    keep = images[m.det_image]
+    g = images[gt.image]
+    n_cat = len(m.npig)
+    return CocoMatches(
+        det_category=m.det_category[keep],
+        det_image=m.det_image[keep],
+        det_rank=m.det_rank[keep],
+        det_score=m.det_score[keep],
+        state=m.state[keep],
+        npig=positives_per_category(gt.category[g], _gt_area(gt)[g], _gt_ignore(gt)[g], params.area_ranges, n_cat),
+        ndet=m.ndet,
+    )
+
+
+def _mean_valid(s: np.ndarray) -> float:
+    valid = s[s > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def crowd_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
+    """AP, AP50, AP75, AR, AR50, AR75 as xtcocotools' ``_summarize`` reads them (area all, max dets 20)."""
+    a = [i for i, lbl in enumerate(params.area_labels) if lbl == "all"]
+    md = [i for i, m in enumerate(params.max_dets) if m == 20]
+    out = {}
+    for kind, arr in (("AP", precision), ("AR", recall)):
+        for suffix, iou in (("", None), ("50", 0.5), ("75", 0.75)):
+            s = arr if iou is None else arr[np.where(iou == params.iou_thrs)[0]]
+            s = s[:, :, :, a, md] if arr.ndim == 5 else s[:, :, a, md]
+            out[kind + suffix] = _mean_valid(s)
+    return out
+
+
+def bucket_ap(precision: np.ndarray) -> float:
+    """A bucket's AP as xtcocotools' ``get_type_result``: ``round(np.mean(precision[:, :, :, 0, :]), 4)``."""
+    return float(round(np.mean(np.ascontiguousarray(precision)[:, :, :, 0, :]), 4))
+
+
+def _line(kind: str, iou: str, label: str, value: float, typed: bool = False) -> str:
+    title, short = ("Average Precision", "(AP)") if kind == "AP" else ("Average Recall", "(AR)")
+    if typed:  # the bucket lines: "type=" and a value without a sign column
+        return f" {title:<18} {short} @[ IoU={iou:<9} | type={label:>6s} | maxDets={20:>3d} ] = {value:0.3f}"
+    return f" {title:<18} {short} @[ IoU={iou:<9} | area={label:>6s} | maxDets={20:>3d} ] = {value: 0.3f}"
+
+
+class CrowdPoseProtocol(Protocol):
+    """CrowdPose keypoints, as xtcocotools 1.14.3 evaluates them (``keypoints_crowd``, ``use_area=False``)."""
+
+    name = "crowdpose"
+    title = "crowdpose protocol (xtcocotools keypoints_crowd)"
+    iou_types = ("keypoints",)
+    preset_name = "crowdpose"
+    Params = CocoParams
+    Result = CocoResult
+    options = ()
+
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> CocoParams:
+        if not compat:
+            raise InputError("compat", None, "the crowdpose protocol has one mode, xtcocotools': no fixed mode")
+        return make_params(iou_type, preset=preset, compat=True, strict=strict, builtin="crowdpose", **options)
+
+    def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
+        if isinstance(gt, CrowdPoseGroundTruth):
+            dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
+            return dets, loaded
+        if isinstance(gt, GroundTruth):
+            rule = "the crowdpose protocol reads each image's crowdIndex: give the ground truth as a file or a dict"
+            raise InputError(gt.source, None, rule)
+        dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
+        data, name = read_json(gt, "gt")  # xtcocotools re-reads the file too; the loader keeps no image fields
+        fields = {f.name: getattr(loaded, f.name) for f in dataclasses.fields(GroundTruth)}
+        return dets, CrowdPoseGroundTruth(**fields, bucket=crowd_buckets(data, name, loaded))
+
+    def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
+        from deteval.types import take_rows
+
+        # a detection whose keypoint scores are all <= 0 is dropped before the max-dets cut
+        kept = take_rows(preds, (preds.keypoints[:, 2::3] > 0).any(axis=1)) if len(preds) else preds
+        # xtcocotools' ground truth: area w*h*0.53, ignore = iscrowd or no keypoints (coco's match reads the
+        # ignore field in fixed mode: cleared), and annotation id 0 an ordinary id (fixed mode's rule)
+        gt_x = dataclasses.replace(gt, area=_gt_area(gt), ignore=np.zeros(len(gt), bool))
+        return match(kept, gt_x, dataclasses.replace(params, compat=False))
+
+    def reduce(self, matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoResult:
+        from deteval.accumulate import accumulate
+
+        result = reduce_matches(matches, gt.categories, params)
+        stats = crowd_stats(result.precision, result.recall, params)
+        bucket = getattr(gt, "bucket", None)
+        if bucket is None:
+            raise InputError(gt.source, None, "the crowdpose protocol needs the ground truth loaded by its load()")
+        for b, label in enumerate(BUCKETS):
+            m = _subset(matches, gt, params, bucket[:, b])
+            precision, _, _ = accumulate(
+                m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig,
+                np.array(params.max_dets), params.rec_thrs,
+            )  # fmt: skip
+            stats[f"AP_{label}"] = bucket_ap(precision)
+        return dataclasses.replace(result, protocol="crowdpose", stats=stats, extra_stats={})
+
+    def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
+        iou_all = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}"
+        s = result.stats
+        lines = [
+            _line(kind, iou_all if suffix == "" else f"{int(suffix) / 100:0.2f}", "all", s[kind + suffix])
+            for kind in ("AP", "AR")
+            for suffix in ("", "50", "75")
+        ]
+        lines += [_line("AP", iou_all, label, s[f"AP_{label}"], typed=True) for label in BUCKETS]
+        return lines
+
+
+CROWDPOSE = CrowdPoseProtocol()
