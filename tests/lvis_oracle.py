@@ -3,9 +3,10 @@
 lvis-api needs two shims on today's stack, neither of which changes a number it computes:
 
 - it calls ``astype(dtype=np.float)``, removed in numpy 1.24: ``np.float = float`` first (the same type);
-- ``lvis/__init__`` imports ``lvis.vis``, which imports ``cv2`` (OpenCV) for drawing only. Where OpenCV
-  is not installed, an empty stand-in module named ``cv2`` is put in ``sys.modules`` before the import:
-  evaluation never calls it (``LVISEval``, ``LVISResults`` and ``LVIS`` read no cv2 name).
+- ``lvis/__init__`` imports ``lvis.vis``, which imports ``cv2`` (OpenCV) for drawing only. Where OpenCV is
+  not installed or does not load (``opencv-python`` needs the system's libGL), an empty stand-in module
+  named ``cv2`` is put in ``sys.modules`` before the import: evaluation never calls it (``LVISEval``,
+  ``LVISResults`` and ``LVIS`` read no cv2 name).
 
 :func:`run_lvis` runs ``LVIS``, ``LVISResults`` and ``LVISEval`` on copies of the inputs (lvis-api writes
 into the result dicts it is given), silently; :func:`assert_same` compares a deteval result with it.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import gzip
-import importlib.util
 import json
 import logging
 import sys
@@ -32,9 +32,12 @@ DATA = Path(__file__).resolve().parent / "data" / "lvis100"
 def lvis_api():
     """The ``lvis`` package (0.5.3), with the shims of the module docstring."""
     if not hasattr(np, "float"):
-        np.float = float  # lvis-api's astype(dtype=np.float): the builtin float, float64 arrays as before
-    if "lvis" not in sys.modules and importlib.util.find_spec("cv2") is None:
-        sys.modules["cv2"] = types.ModuleType("cv2", "stand-in: lvis.vis imports cv2 for drawing, never for evaluation")
+        setattr(np, "float", float)  # noqa: B010 - lvis-api's astype(dtype=np.float): float64 arrays, as before
+    if "lvis" not in sys.modules:
+        try:
+            import cv2  # noqa: F401 - installed with tidecv and lvis; may fail to load (no libGL.so.1)
+        except ImportError:
+            sys.modules["cv2"] = types.ModuleType("cv2", "stand-in: lvis.vis draws with cv2, evaluation never calls it")
     import lvis
 
     logging.getLogger("lvis").setLevel(logging.ERROR)

@@ -41,7 +41,8 @@ class Federated:
 
     def pair_keys(self, which: str, n_cat: int) -> np.ndarray:
         """The sorted ``image * n_cat + category`` keys of ``which`` ("neg" or "nel") lists, int64."""
-        offsets, cats = (self.neg_offsets, self.neg_category) if which == "neg" else (self.nel_offsets, self.nel_category)
+        neg = which == "neg"
+        offsets, cats = (self.neg_offsets, self.neg_category) if neg else (self.nel_offsets, self.nel_category)
         image = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
         return np.unique(image * n_cat + cats)
 
@@ -84,7 +85,9 @@ def _lists(data: dict, gt: GroundTruth, name: str, key: str) -> tuple[np.ndarray
             rule = f"an LVIS image needs {key!r}, a list of category ids" + ("" if ids is None else f", got {ids!r}")
             raise InputError(name, _record("images", i, img), rule)
         ok = all(_is_int(v) for v in ids)
-        k, found = gt.categories.lookup(np.array(ids, np.int64)) if ok and ids else (np.zeros(0, np.int32), np.ones(0, bool))
+        k, found = np.zeros(0, np.int32), np.ones(0, bool)
+        if ok and ids:
+            k, found = gt.categories.lookup(np.array(ids, np.int64))
         if not ok or not found.all():
             bad = next(v for v in ids if not _is_int(v)) if not ok else ids[int(np.argmin(found))]
             raise InputError(name, _record("images", i, img), f"{key} names {bad!r}, which is not a category id")
@@ -120,7 +123,9 @@ def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> L
     return LvisGroundTruth(**fields, federated=federated)
 
 
-def load_lvis_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False) -> tuple[Detections, LvisGroundTruth]:
+def load_lvis_pair(
+    preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False
+) -> tuple[Detections, LvisGroundTruth]:
     """:func:`load_lvis_gt`, then the results against it (COCO results, read as pycocotools' ``loadRes``
     reads them, which is what lvis-api's ``LVISResults`` does too); loaded containers pass through.
 

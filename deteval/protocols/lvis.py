@@ -92,7 +92,8 @@ def make_params(
             raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
         thrs = _grid(values["iou_thrs"])
         if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
-            raise InputError("iou_thrs", None, f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}")
+            rule = f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}"
+            raise InputError("iou_thrs", None, rule)
         return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, tuple(map(str, rng)), strict)
 
     given: dict[str, Any] = {}
