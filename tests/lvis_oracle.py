@@ -20,6 +20,7 @@ import json
 import logging
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +66,9 @@ def run_lvis(gt, dets, iou_type: str = "bbox", max_dets: int = 300):
     else:
         gt_obj = lvis.LVIS(str(gt))
     dets = str(dets) if isinstance(dets, (str, Path)) else json.loads(json.dumps(dets))
-    results = lvis.LVISResults(gt_obj, dets, max_dets=max_dets)
+    with warnings.catch_warnings():  # LVISResults calls the deprecated logger.warn for a list of results
+        warnings.simplefilter("ignore", DeprecationWarning)
+        results = lvis.LVISResults(gt_obj, dets, max_dets=max_dets)
     ev = lvis.LVISEval(gt_obj, results, iou_type)
     ev.run()
     return ev

@@ -120,7 +120,6 @@ def lvis_cases(draw):
     ), iou_type
 
 
-@pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")  # lvis-api's logger.warn
 @given(lvis_cases())
 def test_lvis_generated(case):
     (gt, dets, max_dets), iou_type = case
