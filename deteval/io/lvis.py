@@ -78,28 +78,38 @@ def _is_int(v: Any) -> bool:
 
 def _lists(data: dict, gt: GroundTruth, name: str, key: str) -> tuple[np.ndarray, np.ndarray]:
     """One image field (a list of category ids per image) as CSR over image indices; the last record of an id wins."""
-    per_image: dict[int, np.ndarray] = {}
-    for i, img in enumerate(data["images"]):
+    records = data["images"]
+    lists = []
+    for i, img in enumerate(records):
         ids = img.get(key) if isinstance(img, dict) else None
         if not isinstance(ids, list):
             rule = f"an LVIS image needs {key!r}, a list of category ids" + ("" if ids is None else f", got {ids!r}")
             raise InputError(name, _record("images", i, img), rule)
-        ok = all(_is_int(v) for v in ids)
-        k, found = np.zeros(0, np.int32), np.ones(0, bool)
-        if ok and ids:
-            k, found = gt.categories.lookup(np.array(ids, np.int64))
-        if not ok or not found.all():
-            bad = next(v for v in ids if not _is_int(v)) if not ok else ids[int(np.argmin(found))]
-            raise InputError(name, _record("images", i, img), f"{key} names {bad!r}, which is not a category id")
-        index, _ = gt.images.lookup(np.array([img["id"]]))
-        per_image[int(index[0])] = k.astype(np.int32)
-    n_img = len(gt.images)
-    counts = np.zeros(n_img + 1, np.int64)
-    for index, cats in per_image.items():
-        counts[index + 1] = len(cats)
-    order = sorted(per_image)
-    cats = np.concatenate([per_image[i] for i in order]) if order else np.zeros(0, np.int32)
-    return np.cumsum(counts), cats.astype(np.int32)
+        lists.append(ids)
+    flat = [v for ids in lists for v in ids]
+    ok = all(_is_int(v) for v in flat)
+    cats, found = np.zeros(0, np.int32), np.ones(0, bool)
+    if ok and flat:
+        cats, found = gt.categories.lookup(np.array(flat, np.int64))
+    if not ok or not found.all():
+        bad = next((j for j, v in enumerate(flat) if not _is_int(v)), None) if not ok else int(np.argmin(found))
+        counts = np.cumsum([len(ids) for ids in lists])
+        i = int(np.searchsorted(counts, bad, side="right"))
+        rule = f"{key} names {flat[bad]!r}, which is not a category id"
+        raise InputError(name, _record("images", i, records[i]), rule)
+    n_per = np.array([len(ids) for ids in lists], np.int64)
+    image, _ = gt.images.lookup(np.array([img["id"] for img in records]))
+    # the last record of each image id: its lists are the image's
+    last = np.zeros(len(gt.images), np.int64) - 1
+    last[image] = np.arange(len(records))
+    starts = np.concatenate([[0], np.cumsum(n_per)])
+    keep = last[last >= 0]
+    counts = np.zeros(len(gt.images) + 1, np.int64)
+    counts[1:][last >= 0] = n_per[keep]
+    n_kept = n_per[keep]
+    within = np.arange(n_kept.sum()) - np.repeat(np.cumsum(n_kept) - n_kept, n_kept)
+    take = np.repeat(starts[keep], n_kept) + within
+    return np.cumsum(counts), cats[take].astype(np.int32)
 
 
 def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> LvisGroundTruth:

@@ -93,16 +93,33 @@ def per_class_rows(
     """One row per category: its frequency, the AP stats over that category alone (lvis-api's means
     restricted to it), AR@N, ground truth (area ``all``) and evaluated detections."""
     all_idx = list(area_labels).index("all")
+    columns = {}
+    for name, is_ap, iou, area, group in _SPECS:
+        if group is None:
+            key = name if is_ap else f"{name}@{max_dets}"
+            columns[key] = _per_category_means(precision if is_ap else recall, iou_thrs, area_labels, iou, area)
     rows = []
     for k in range(len(categories)):
         row = {"category_id": categories.id_of(k), "name": categories.name_of(k), "frequency": "rcf"[frequency[k]]}
-        for name, is_ap, iou, area, group in _SPECS:
-            if group is not None:
-                continue
-            arr = precision[:, :, k : k + 1] if is_ap else recall[:, k : k + 1]
-            key = name if is_ap else f"{name}@{max_dets}"
-            row[key] = _mean_valid(_select(arr, iou_thrs, area_labels, iou, area, None))
+        row.update((key, float(values[k])) for key, values in columns.items())
         row["num_gt"] = int(npig[k, all_idx])
         row["num_det"] = int(ndet[k])
         rows.append(row)
     return rows
+
+
+def _per_category_means(arr: np.ndarray, iou_thrs: np.ndarray, area_labels, iou, area) -> np.ndarray:
+    """``_mean_valid`` of each category's own entries, for every category at once.
+
+    A category's entries at one area range are all valid or all -1 (no ground truth there): the mean of
+    a whole row is then the mean of its valid entries, summed in the same (pairwise) order."""
+    sel = _select(arr, iou_thrs, area_labels, iou, area, None)  # (T, R, K, 1) or (T, K, 1)
+    k_axis = sel.ndim - 2
+    sub = np.ascontiguousarray(np.moveaxis(sel[..., 0], k_axis, 0).reshape(sel.shape[k_axis], -1))
+    if sub.shape[1] == 0:
+        return np.full(sub.shape[0], -1.0)
+    valid = sub > -1
+    out = np.where(valid.any(axis=1), sub.mean(axis=1), -1.0)
+    for k in np.flatnonzero(valid.any(axis=1) & ~valid.all(axis=1)):  # never from accumulate; exact anyway
+        out[k] = _mean_valid(sub[k])
+    return out

@@ -20,7 +20,7 @@ import random
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lvis_oracle import assert_same, fixture_files, run_lvis
+from lvis_oracle import assert_same, fixture_files, lvis_api, run_lvis
 
 import deteval
 
@@ -128,3 +128,22 @@ def test_lvis_generated(case):
     res = deteval.evaluate(dets, gt, protocol="lvis", iou_type=iou_type, config={"max_dets": max_dets})
     assert gt == gt_before and dets == dets_before, "inputs were modified"
     assert_same(res, ev)
+
+
+def test_per_class_rows_are_lvis_api_on_that_category_alone(lvis100):
+    """A category's row is lvis-api's results with ``params.cat_ids`` set to that category alone (a
+    category's evaluation does not depend on the others once results are cut per image)."""
+    lvis = lvis_api()
+    gt, dets = lvis100["lvis_val_100"], lvis100["dets_bbox"]
+    res = deteval.evaluate(dets, gt, protocol="lvis")
+    rows = {r["category_id"]: r for r in res.per_class}
+    gt_obj = lvis.LVIS(gt)
+    results = run_lvis(gt, dets).lvis_dt
+    picked = sorted(rows, key=lambda c: (-rows[c]["num_gt"], c))[:6] + [c for c in rows if rows[c]["num_gt"] == 0][:2]
+    for cat in picked:
+        ev = lvis.LVISEval(gt_obj, results, "bbox")
+        ev.params.cat_ids = [cat]
+        ev.run()
+        for key, value in ev.results.items():
+            if key not in ("APr", "APc", "APf"):
+                assert rows[cat][key] == value, (cat, key, rows[cat][key], value)
