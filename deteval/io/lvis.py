@@ -22,7 +22,7 @@ from deteval.errors import InputError
 from deteval.io.coco import load_coco_results
 from deteval.io.coco_json import ground_truth_of_json
 from deteval.io.json_source import read_json
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, sorted_unique
 
 __all__ = ["FREQUENCIES", "Federated", "LvisGroundTruth", "load_lvis_gt", "load_lvis_pair"]
 
@@ -44,7 +44,7 @@ class Federated:
         neg = which == "neg"
         offsets, cats = (self.neg_offsets, self.neg_category) if neg else (self.nel_offsets, self.nel_category)
         image = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-        return np.unique(image * n_cat + cats)
+        return sorted_unique(image * n_cat + cats)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.types import sorted_unique
+
 __all__ = ["ignore_unmatched", "in_pairs", "pair_keys", "positive_area", "top_per_image"]
 
 
@@ -43,14 +45,21 @@ def positive_area(area: np.ndarray) -> np.ndarray:
 
 def pair_keys(image: np.ndarray, category: np.ndarray, n_cat: int) -> np.ndarray:
     """The sorted distinct ``image * n_cat + category`` keys of the rows, int64."""
-    return np.unique(image.astype(np.int64) * n_cat + category)
+    return sorted_unique(image.astype(np.int64) * n_cat + category)
 
 
-def in_pairs(image: np.ndarray, category: np.ndarray, keys: np.ndarray, n_cat: int) -> np.ndarray:
+_TABLE_BYTES = 1 << 28  # a bool table over every (image, category) up to this size, else a binary search
+
+
+def in_pairs(image: np.ndarray, category: np.ndarray, keys: np.ndarray, n_cat: int, n_img: int) -> np.ndarray:
     """Mask of the rows whose (image, category) is one of ``keys`` (sorted, from :func:`pair_keys`)."""
     if len(keys) == 0:
         return np.zeros(len(image), bool)
     key = image.astype(np.int64) * n_cat + category
+    if n_img * n_cat <= _TABLE_BYTES:  # LVIS v1 val: 24 MB, a gather instead of a search per row
+        table = np.zeros(n_img * n_cat, bool)
+        table[keys] = True
+        return table[key]
     pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
     return keys[pos] == key
 
@@ -58,6 +67,7 @@ def in_pairs(image: np.ndarray, category: np.ndarray, keys: np.ndarray, n_cat: i
 def ignore_unmatched(state: np.ndarray, rows: np.ndarray) -> None:
     """Turn the false positives (state 0) of ``rows`` (a mask) into ignored (2), in place, in every
     area range and at every threshold: a result matched to nothing in a not-exhaustive category."""
-    sub = state[rows]
+    idx = np.flatnonzero(rows)
+    sub = state[idx]
     sub[sub == 0] = 2
-    state[rows] = sub
+    state[idx] = sub

@@ -34,7 +34,7 @@ from deteval.protocols.base import Protocol
 from deteval.protocols.coco import CocoMatches
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
-from deteval.types import Detections, GroundTruth, take_rows
+from deteval.types import Detections, GroundTruth, sorted_unique, take_rows
 
 __all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params"]
 
@@ -107,12 +107,15 @@ def select(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> tuple[D
     from deteval.matching.federated import in_pairs, pair_keys, positive_area, top_per_image
 
     fed = gt.federated
-    n_cat = len(gt.categories)
-    dets = take_rows(dets, top_per_image(dets.image, dets.score, params.max_dets))
+    n_cat, n_img = len(gt.categories), len(gt.images)
     gt = take_rows(gt, positive_area(gt.area))
-    allowed = np.union1d(pair_keys(gt.image, gt.category, n_cat), fed.pair_keys("neg", n_cat))
-    dets = take_rows(dets, positive_area(dets.area) & in_pairs(dets.image, dets.category, allowed, n_cat))
-    return dets, gt, in_pairs(dets.image, dets.category, fed.pair_keys("nel", n_cat), n_cat)
+    allowed = sorted_unique(np.concatenate([pair_keys(gt.image, gt.category, n_cat), fed.pair_keys("neg", n_cat)]))
+    # the cut sees every result; the filters after it are per row, so one mask of the three
+    keep = top_per_image(dets.image, dets.score, params.max_dets)
+    keep &= positive_area(dets.area)
+    keep &= in_pairs(dets.image, dets.category, allowed, n_cat, n_img)
+    dets = take_rows(dets, keep)
+    return dets, gt, in_pairs(dets.image, dets.category, fed.pair_keys("nel", n_cat), n_cat, n_img)
 
 
 def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatches:
