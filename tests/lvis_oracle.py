@@ -56,7 +56,8 @@ def fixture_files(tmp_dir: Path) -> dict[str, str]:
 
 
 def run_lvis(gt, dets, iou_type: str = "bbox", max_dets: int = 300):
-    """``LVISEval`` run on ``gt`` (a path or dict) and ``dets`` (a path or list), results cut to ``max_dets``."""
+    """``LVISEval`` run on ``gt`` (a path or dict) and ``dets`` (a path or list), results cut to ``max_dets``
+    per image; ``Params.max_dets``, which only names the AR stats, set to the same cut."""
     lvis = lvis_api()
     if isinstance(gt, dict):
         gt_obj = lvis.LVIS.__new__(lvis.LVIS)  # LVIS() reads only paths: the same object from a dict
@@ -70,6 +71,7 @@ def run_lvis(gt, dets, iou_type: str = "bbox", max_dets: int = 300):
         warnings.simplefilter("ignore", DeprecationWarning)
         results = lvis.LVISResults(gt_obj, dets, max_dets=max_dets)
     ev = lvis.LVISEval(gt_obj, results, iou_type)
+    ev.params.max_dets = max_dets
     ev.run()
     return ev
 

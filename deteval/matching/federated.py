@@ -3,7 +3,8 @@
 Three rules, applied in lvis-api's order, before and after the COCO greedy matching (which is the same):
 
 1. ``LVISResults(..., max_dets=300)`` keeps each image's 300 highest-scoring results across all
-   categories; ties keep results in file order (a stable sort by descending score);
+   categories; ties keep results in file order (a stable sort by descending score); Fixed AP (the
+   ``lvis_challenge_2021`` branch) keeps each category's 10,000 best over the dataset instead;
 2. its ``get_ann_ids`` keeps only rows with ``0 < area < inf`` (ground truth and results alike), and a
    result is evaluated on an image only if the image has ground truth of its category or lists the
    category in ``neg_category_ids``;
@@ -17,21 +18,22 @@ import numpy as np
 
 from deteval.types import sorted_unique
 
-__all__ = ["ignore_unmatched", "in_pairs", "pair_keys", "positive_area", "top_per_image"]
+__all__ = ["ignore_unmatched", "in_pairs", "pair_keys", "positive_area", "top_per_group"]
 
 
-def top_per_image(image: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
-    """Mask of the rows kept by a cut to the ``k`` highest scores of each image, ties kept in row order.
+def top_per_group(group: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """Mask of the rows kept by a cut to the ``k`` highest scores of each group (image: ``LVISResults``'
+    ``max_dets``; category: the 2021 branch's ``max_dets_per_cat``), ties kept in row order.
 
-    ``k < 0`` keeps every row (lvis-api's ``max_dets=-1``).
+    ``k < 0`` keeps every row (lvis-api's ``-1``).
     """
-    n = len(image)
+    n = len(group)
     keep = np.ones(n, bool)
-    if k < 0 or n == 0 or np.bincount(image).max() <= k:
+    if k < 0 or n == 0 or np.bincount(group).max() <= k:
         return keep
-    # stable on every key: an image's rows by descending score, ties in row order
-    order = np.lexsort((-np.asarray(score, np.float64), image))
-    ordered = image[order]
+    # stable on every key: a group's rows by descending score, ties in row order
+    order = np.lexsort((-np.asarray(score, np.float64), group))
+    ordered = group[order]
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
     first = np.repeat(starts, np.diff(np.append(starts, n)))
     keep[order[np.arange(n) - first >= k]] = False

@@ -11,6 +11,12 @@ LVIS evaluation is COCO's greedy matching and accumulation with these difference
 - ``iscrowd`` is not read (every ground truth is an ordinary one); a truthy ``ignore`` field is honoured;
 - the stats: AP over all categories, and APr/APc/APf over the categories of each frequency; AR@300.
 
+Fixed AP (Dave et al. 2021; ``fixed_ap=True``, ``--fixed-ap``) is the ``lvis_challenge_2021`` branch of
+lvis-api (@04e89fd) with ``LVISResults(max_dets_per_cat=10000, max_dets_per_im=-1)``: no cut per image,
+each category's 10,000 highest-scoring results over the dataset kept (ties in file order); the AR stats
+are then named ``AR@10000/cat`` and so on, as that branch names them. Everything else is unchanged
+there (its ``mode="challenge2021"`` also switches to boundary IoU, which deteval does not implement).
+
 As in pycocotools, a match to a ground truth with annotation id 0 reads as unmatched (lvis-api records
 matches by id). lvis-api picks how results are read (box or mask branch) from the first result left
 after its cut, deteval from the first in the file; they differ only for a file that mixes the two.
@@ -30,7 +36,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import presets
-from deteval.protocols.base import Protocol
+from deteval.protocols.base import Option, Protocol
 from deteval.protocols.coco import CocoMatches
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
@@ -39,13 +45,14 @@ from deteval.types import Detections, GroundTruth, sorted_unique, take_rows
 __all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params"]
 
 IOU_TYPES = ("bbox", "segm")
-PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges")
+PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
+FIXED_AP = {"max_dets": -1, "max_dets_per_cat": 10000}  # the lvis_challenge_2021 branch's Fixed AP
 _NO_CUT = np.iinfo(np.int32).max  # per image and category: none (the cut is per image, at loading)
 
 
 @dataclass(frozen=True)
 class LvisParams:
-    """lvis-api's ``Params`` and ``LVISResults``' ``max_dets``."""
+    """lvis-api's ``Params`` and ``LVISResults``' cuts (``max_dets``; the 2021 branch's ``max_dets_per_cat``)."""
 
     iou_type: str
     iou_thrs: np.ndarray  # float64 (T,)
@@ -54,12 +61,23 @@ class LvisParams:
     area_ranges: np.ndarray  # float64 (A, 2), inclusive bounds
     area_labels: tuple[str, ...]
     strict: bool = False
+    max_dets_per_cat: int = -1  # results kept per category over the dataset (-1: all)
+
+    @property
+    def max_dets_label(self) -> str:
+        """The cut as the AR stats name it (``AR@300``; the 2021 branch's ``AR@10000/cat``, ``AR@300/im,10/cat``)."""
+        if self.max_dets_per_cat < 0:
+            return str(self.max_dets)
+        if self.max_dets < 0:
+            return f"{self.max_dets_per_cat}/cat"
+        return f"{self.max_dets}/im,{self.max_dets_per_cat}/cat"
 
     def to_dict(self) -> dict:
         return {
             "iou_type": self.iou_type,
             "iou_thrs": self.iou_thrs.tolist(),
             "max_dets": self.max_dets,
+            "max_dets_per_cat": self.max_dets_per_cat,
             "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
         }
 
@@ -73,16 +91,24 @@ def _grid(spec: Any) -> np.ndarray:
 
 
 def make_params(
-    iou_type: str = "bbox", *, preset: presets.Preset | Mapping[str, Any] | None = None, strict: bool = False
+    iou_type: str = "bbox",
+    *,
+    preset: presets.Preset | Mapping[str, Any] | None = None,
+    strict: bool = False,
+    fixed_ap: bool = False,
 ) -> LvisParams:
-    """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``)."""
+    """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
+    ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
     if iou_type not in IOU_TYPES:
         raise InputError("iou_type", None, f"the lvis protocol evaluates {IOU_TYPES}, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
-        md = values["max_dets"]
-        if isinstance(md, bool) or not isinstance(md, int):
-            raise InputError("max_dets", None, f"max dets (per image) must be an integer, got {md!r}")
+        md, per_cat = values["max_dets"], values.get("max_dets_per_cat", -1)
+        for key, value in (("max_dets", md), ("max_dets_per_cat", per_cat)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(key, None, f"{key} must be an integer (-1: no cut), got {value!r}")
+        if md >= 0 and per_cat >= 0:  # the 2021 branch's category cut breaks ties in the order its image cut leaves
+            raise InputError("max_dets_per_cat", None, "a cut per category needs max_dets = -1 (no cut per image)")
         rng = values["area_ranges"]
         if not isinstance(rng, Mapping) or "all" not in rng:
             raise InputError("area_ranges", None, f"area ranges must map labels (with 'all') to (lo, hi), got {rng!r}")
@@ -94,9 +120,10 @@ def make_params(
         if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
             rule = f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}"
             raise InputError("iou_thrs", None, rule)
-        return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, tuple(map(str, rng)), strict)
+        labels = tuple(map(str, rng))
+        return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, labels, strict, per_cat)
 
-    given: dict[str, Any] = {}
+    given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
     return presets.resolve(presets.builtin("lvis")[iou_type], preset, given, PRESET_KEYS, build)
 
 
@@ -104,14 +131,15 @@ def select(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> tuple[D
     """The rows lvis-api evaluates (see :mod:`deteval.matching.federated`): the results cut per image and
     filtered by area and the federated lists, the ground truth filtered by area; and a mask of the kept
     results whose category is not exhaustively annotated in their image."""
-    from deteval.matching.federated import in_pairs, pair_keys, positive_area, top_per_image
+    from deteval.matching.federated import in_pairs, pair_keys, positive_area, top_per_group
 
     fed = gt.federated
     n_cat, n_img = len(gt.categories), len(gt.images)
     gt = take_rows(gt, positive_area(gt.area))
     allowed = sorted_unique(np.concatenate([pair_keys(gt.image, gt.category, n_cat), fed.pair_keys("neg", n_cat)]))
     # the cut sees every result; the filters after it are per row, so one mask of the three
-    keep = top_per_image(dets.image, dets.score, params.max_dets)
+    keep = top_per_group(dets.image, dets.score, params.max_dets)
+    keep &= top_per_group(dets.category, dets.score, params.max_dets_per_cat)  # one of the two is -1: all
     keep &= positive_area(dets.area)
     keep &= in_pairs(dets.image, dets.category, allowed, n_cat, n_img)
     dets = take_rows(dets, keep)
@@ -176,11 +204,11 @@ def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams
     )
     md, labels = params.max_dets, params.area_labels
     p4, r3 = precision[..., 0], recall[..., 0]
-    per_class = per_class_rows(p4, r3, freq, m.npig, m.ndet, categories, params.iou_thrs, labels, 300)
+    per_class = per_class_rows(p4, r3, freq, m.npig, m.ndet, categories, params.iou_thrs, labels, params.max_dets_label)
     return CocoResult(
         protocol="lvis",
         iou_type=params.iou_type,
-        stats=lvis_stats(p4, r3, freq, params.iou_thrs, labels, 300),
+        stats=lvis_stats(p4, r3, freq, params.iou_thrs, labels, params.max_dets_label),
         per_class=per_class,
         params=params.to_dict() | {"frequency": {f: int((freq == i).sum()) for i, f in enumerate(FREQUENCIES)}},
         outcomes=Outcomes(
@@ -214,12 +242,15 @@ class LvisProtocol(Protocol):
     preset_name = "lvis"
     Params = LvisParams
     Result = CocoResult
-    options = ()
+    options = (
+        Option("fixed_ap", "--fixed-ap", "Fixed AP (lvis-api's lvis_challenge_2021 branch): 10,000 detections "
+               "per category over the dataset instead of 300 per image", "switch"),
+    )  # fmt: skip
 
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> LvisParams:
-        return make_params(iou_type, preset=preset, strict=strict)
+        return make_params(iou_type, preset=preset, strict=strict, fixed_ap=bool(options.get("fixed_ap")))
 
     def load(self, preds: Any, gt: Any, params: LvisParams) -> tuple[Detections, GroundTruth]:
         return load_lvis_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
@@ -231,7 +262,7 @@ class LvisProtocol(Protocol):
         return reduce_matches(matches, gt, params)
 
     def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
-        return summary_lines(result.stats, params.iou_thrs, 300)
+        return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
 
 
 LVIS = LvisProtocol()

@@ -48,12 +48,12 @@ def _select(arr: np.ndarray, iou_thrs: np.ndarray, area_labels, iou, area, cats)
 
 
 def lvis_stats(
-    precision: np.ndarray, recall: np.ndarray, frequency: np.ndarray, iou_thrs: np.ndarray, area_labels, max_dets: int
+    precision: np.ndarray, recall: np.ndarray, frequency: np.ndarray, iou_thrs: np.ndarray, area_labels, max_dets: str
 ) -> dict[str, float]:
     """``LVISEval.results``: AP, AP50, AP75, APs, APm, APl, APr, APc, APf, AR@N, ARs@N, ARm@N, ARl@N.
 
     ``precision`` is (T, R, K, A), ``recall`` (T, K, A); ``frequency`` (K,) indexes r/c/f. ``max_dets``
-    names the AR stats (lvis-api's ``Params.max_dets``).
+    names the AR stats: ``"300"``, or the 2021 branch's ``"10000/cat"``.
     """
     out = {}
     for name, is_ap, iou, area, group in _SPECS:
@@ -63,8 +63,16 @@ def lvis_stats(
     return out
 
 
-def summary_lines(stats: dict[str, float], iou_thrs: np.ndarray, max_dets: int) -> list[str]:
-    """``LVISEval.print_results``: one line per stat, in its layout."""
+def summary_lines(
+    stats: dict[str, float], iou_thrs: np.ndarray, max_dets: int, max_dets_per_cat: int = -1
+) -> list[str]:
+    """``LVISEval.print_results``: one line per stat, in its layout (the 2021 branch's for a cut per category)."""
+    if max_dets_per_cat < 0:
+        shown = f"{max_dets:>3d}"
+    elif max_dets < 0:
+        shown = f"{max_dets_per_cat}/cat"
+    else:
+        shown = f"{max_dets}/im,{max_dets_per_cat}/cat"
     lines = []
     for key, value in stats.items():
         title, kind = ("Average Precision", "(AP)") if "AP" in key else ("Average Recall", "(AR)")
@@ -73,8 +81,7 @@ def summary_lines(stats: dict[str, float], iou_thrs: np.ndarray, max_dets: int) 
         cats = third if third in ("r", "c", "f") else "all"
         area = third if third in ("s", "m", "l") else "all"
         lines.append(
-            f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | maxDets={max_dets:>3d} catIds={cats:>3s}]"
-            f" = {value:0.3f}"
+            f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | maxDets={shown} catIds={cats:>3s}] = {value:0.3f}"
         )
     return lines
 
@@ -88,7 +95,7 @@ def per_class_rows(
     categories: IdTable,
     iou_thrs: np.ndarray,
     area_labels,
-    max_dets: int,
+    max_dets: str,
 ) -> list[dict]:
     """One row per category: its frequency, the AP stats over that category alone (lvis-api's means
     restricted to it), AR@N, ground truth (area ``all``) and evaluated detections."""

@@ -18,7 +18,7 @@ import deteval
 from deteval.cli import main
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_gt
-from deteval.matching.federated import top_per_image
+from deteval.matching.federated import top_per_group
 
 
 def _gt() -> dict:
@@ -95,16 +95,16 @@ def test_inputs_are_not_modified_and_loaded_containers_give_the_same():
     assert_same(first, run_lvis(gt, dets))
 
 
-def test_top_per_image_keeps_ties_in_row_order():
+def test_top_per_group_keeps_ties_in_row_order():
     image = np.array([0, 0, 0, 0, 1, 0], np.int32)
     score = np.array([0.5, 0.9, 0.5, 0.5, 0.1, 0.7])
-    assert top_per_image(image, score, 3).tolist() == [True, True, False, False, True, True]
-    assert top_per_image(image, score, 1).tolist() == [False, True, False, False, True, False]
-    assert top_per_image(image, score, -1).all() and top_per_image(image, score, 5).all()
+    assert top_per_group(image, score, 3).tolist() == [True, True, False, False, True, True]
+    assert top_per_group(image, score, 1).tolist() == [False, True, False, False, True, False]
+    assert top_per_group(image, score, -1).all() and top_per_group(image, score, 5).all()
 
 
 def test_preset_max_dets_must_be_an_integer():
-    with pytest.raises(InputError, match="max dets"):
+    with pytest.raises(InputError, match="max_dets must be an integer"):
         deteval.evaluate(_DETS, _gt(), protocol="lvis", config={"max_dets": [1, 10]})
     with pytest.raises(InputError, match="iou_type"):
         deteval.evaluate(_DETS, _gt(), protocol="lvis", iou_type="keypoints")
