@@ -7,7 +7,9 @@ each annotation found with probability 0.85 by a jittered box (and mask), plus f
 categories the image lists as negative (evaluated), as not exhaustively annotated (ignored when
 unmatched) and of other categories (dropped by the federated rule); scores on a 0.001 grid, so ties
 are common. Six images get more than 300 results, with a block of equal scores across the 300th
-place (lvis-api keeps those first in the file). Masks are RLE from the jittered GT polygons.
+place (lvis-api keeps those first in the file), and the four categories with the most results equal
+scores across their 3rd and 20th places (Fixed AP's caps in the tests). Masks are RLE from the
+jittered GT polygons.
 """
 
 from __future__ import annotations
@@ -73,6 +75,16 @@ def main() -> None:
                     d["score"] = tie
             for d, e in zip(bbox, segm):
                 e["score"] = d["score"]
+    # per-category ties at the caps tests/data/lvis100/fixed_ap_expected.json uses (3rd and 20th place)
+    by_cat: dict[int, list[int]] = {}
+    for k, d in enumerate(bbox):
+        by_cat.setdefault(d["category_id"], []).append(k)
+    for cat in sorted(by_cat, key=lambda c: (-len(by_cat[c]), c))[:4]:
+        rows = sorted(by_cat[cat], key=lambda k: -bbox[k]["score"])
+        for place in (2, 19):
+            tie = bbox[rows[place]]["score"]
+            for k in rng.choice(rows[place + 1 :], 3, replace=False).tolist() + [rows[place - 1]]:
+                bbox[k]["score"] = segm[k]["score"] = tie
     order = rng.permutation(len(bbox))  # file order is not score order
     for name, dets in (("dets_bbox", bbox), ("dets_segm", segm)):
         text = json.dumps([dets[i] for i in order], separators=(",", ":"))
