@@ -9,7 +9,8 @@ the cut (300, or a small cut set through the preset to reach it cheaply, which l
 ``LVISResults(max_dets=)`` takes too), with scores on a coarse grid so that ties at the cut are common
 and results in shuffled file order; zero-area ground truth and results (never evaluated), areas on the
 small/medium/large bounds, tiny boxes, a truthy ``ignore``, an ``iscrowd`` (not read by lvis-api),
-annotation id 0; bbox and segm (polygon ground truth, box and polygon results).
+annotation id 0; bbox and segm (polygon ground truth; box and polygon results, or RLE results without
+boxes: the mask branch, empty masks included).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import copy
 import random
 
+import pycocotools.mask as mask_utils
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -103,6 +105,12 @@ def _make_case(seed: int, n_img: int, n_cat: int, max_dets: int, iou_type: str) 
             dets.append(det)
     if not dets:  # lvis-api reads the first result: it needs one
         dets.append({"image_id": 1, "category_id": cat_ids[0], "bbox": [0.0, 0.0, 4.0, 4.0], "score": 0.5})
+    if iou_type == "segm" and rng.random() < 0.5:  # LVISResults' mask branch: RLE, area of the mask, no box
+        for det in dets:
+            poly = det.pop("segmentation", None) or _poly(det["bbox"])
+            rle = mask_utils.merge(mask_utils.frPyObjects(poly, size, size))
+            det["segmentation"] = {"size": rle["size"], "counts": rle["counts"].decode("ascii")}
+            del det["bbox"]
     rng.shuffle(dets)
     return {"images": images, "annotations": anns, "categories": categories}, dets, max_dets
 
