@@ -271,7 +271,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="coco",
                     help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm (masks), "
-                         "small-kp, person-kp (keypoints); see make_data.py")
+                         "small-kp, person-kp (keypoints), small-lvis, lvis (LVIS: other tools, "
+                         "bench_lvis.py); see make_data.py")
     ap.add_argument("--data", type=Path,
                     help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")
     ap.add_argument("--iou-type", choices=IOU_TYPES,
@@ -303,14 +304,22 @@ def main(argv=None):
         if preset is None:
             ap.error(f"no {gt} / {dt}, and {a.preset!r} is not a preset of make_data.py")
         make_data.make(a.preset, data)
+    references, default_runs = ("pycocotools", "deteval"), {}
+    if isinstance(preset, make_data.make_lvis.LvisPreset):  # LVIS: lvis-api and the tools' LVIS modes
+        import bench_lvis
+
+        TOOLS.clear()
+        TOOLS.update(bench_lvis.TOOLS)  # measure(), installed() and version() read TOOLS
+        references, default_runs = bench_lvis.REFERENCES, bench_lvis.TOOL_RUNS
+    all_tools = list(TOOLS)
 
     if a.tools:
         wanted = [t.strip() for t in a.tools.split(",") if t.strip()]
         unknown = [t for t in wanted if t not in TOOLS]
         if unknown:
-            ap.error(f"unknown tools {unknown}; choose from {ALL_TOOLS}")
+            ap.error(f"unknown tools {unknown}; choose from {all_tools}")
     else:
-        wanted = [t for t in ALL_TOOLS if t not in DEFAULT_EXCLUDE.get(a.preset, ())]
+        wanted = [t for t in all_tools if t not in DEFAULT_EXCLUDE.get(a.preset, ())]
     tools = []
     for t in wanted:
         if not installed(t):
@@ -322,11 +331,11 @@ def main(argv=None):
             tools.append(t)
     if not tools:
         ap.error("no tool to run")
-    n_runs = {t: a.runs for t in tools}
+    n_runs = {t: default_runs.get(t, a.runs) for t in tools}
     for item in filter(None, (x.strip() for x in a.tool_runs.split(","))):
         name, _, count = item.partition("=")
         if name not in TOOLS or not count.isdigit() or int(count) < 1:
-            ap.error(f"--tool-runs wants TOOL=N with N >= 1 and TOOL one of {ALL_TOOLS}, got {item!r}")
+            ap.error(f"--tool-runs wants TOOL=N with N >= 1 and TOOL one of {all_tools}, got {item!r}")
         if name in n_runs:
             n_runs[name] = int(count)
 
@@ -353,7 +362,7 @@ def main(argv=None):
             print(f"run {r + 1}/{n_runs[t]} {t}: {what}", file=sys.stderr, flush=True)
 
     summary = {t: summarise_runs(runs[t]) for t in tools}
-    ref = next((t for t in ("pycocotools", "deteval") if t in tools
+    ref = next((t for t in references if t in tools
                 and "error" not in summary[t]), None)
     for t in tools:
         s = summary[t]

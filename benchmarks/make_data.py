@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import make_lvis
 import numpy as np
 
 try:
@@ -530,6 +531,7 @@ PRESETS.update({
     "small-kp": KeypointPreset(500),
     "person-kp": KeypointPreset(5000),
 })
+PRESETS.update(make_lvis.PRESETS)  # "lvis" (LVIS v1 val scale), "small-lvis"
 
 
 def _poses(rng, box):
@@ -687,13 +689,15 @@ def make(preset_name: str, out: Path, seed: int = 0, quiet: bool = False) -> Pat
     t0 = time.perf_counter()
     preset = PRESETS[preset_name]
     gen = generate_keypoints if isinstance(preset, KeypointPreset) else generate
+    if isinstance(preset, make_lvis.LvisPreset):
+        gen = make_lvis.generate_lvis
     gt, dets = gen(preset, seed)
     out.mkdir(parents=True, exist_ok=True)
     _dump(gt, out / "gt.json")
     _dump(dets, out / "dets.json")
     if not quiet:
         n_img = len(gt["images"])
-        n_crowd = sum(a["iscrowd"] for a in gt["annotations"])
+        n_crowd = sum(a.get("iscrowd", 0) for a in gt["annotations"])
         print(f"{preset_name}: {n_img} images, {len(gt['annotations'])} GT "
               f"({len(gt['annotations']) / n_img:.2f}/image, {n_crowd} crowd), "
               f"{len(dets)} detections ({len(dets) / n_img:.1f}/image) -> {out} "

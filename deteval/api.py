@@ -76,7 +76,8 @@ def evaluate(
         The protocol's options (``deteval.protocols.get(name).options``). For
         ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
         label -> (lo, hi)), ``max_dets`` (sequence of ints), ``use_cats``
-        (bool), ``kpt_sigmas`` (keypoints: one per keypoint). For ``voc07`` /
+        (bool), ``kpt_sigmas`` (keypoints: one per keypoint). For ``lvis``:
+        ``fixed_ap`` (bool: Fixed AP's 10,000 per category). For ``voc07`` /
         ``voc10``: ``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``,
         ``ties``, ``grid``, ``names``, ``image_set``, ``box_format``.
 

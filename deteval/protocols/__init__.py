@@ -17,6 +17,7 @@ __all__ = ["Option", "Protocol", "available", "get"]
 _REGISTRY: dict[str, str] = {
     "coco": "deteval.protocols.coco:COCO",
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
+    "lvis": "deteval.protocols.lvis:LVIS",
     "voc07": "deteval.protocols.voc:VOC07",
     "voc10": "deteval.protocols.voc:VOC10",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gzip
 import os
 import re
 import shlex
@@ -43,6 +44,10 @@ INPUTS: dict[str, Path | None] = {
     "dets/": VOC / "reference" / "comp4_det_files",
     "Annotations/": VOC / "gt_xml",
     "gt/": VOC / "gt_xml",
+    # LVIS: lvis-api's 100-image ground truth and the generated results (gzipped: written out plain)
+    "lvis_v1_val.json": DATA_DIR / "lvis100" / "lvis_val_100.json.gz",
+    "lvis_results.json": DATA_DIR / "lvis100" / "dets_bbox.json.gz",
+    "lvis_segm_results.json": DATA_DIR / "lvis100" / "dets_segm.json.gz",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
@@ -67,6 +72,8 @@ def _prepare(directory: Path) -> None:
         target = directory / name.rstrip("/")
         if source is None:
             target.write_text(PRESET, encoding="utf-8")
+        elif source.suffix == ".gz":
+            target.write_bytes(gzip.decompress(source.read_bytes()))
         else:
             os.symlink(source, target, target_is_directory=source.is_dir())
 

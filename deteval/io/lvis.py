@@ -1,0 +1,149 @@
+"""LVIS ground truth: a COCO ground truth plus its federated annotation lists and category frequencies.
+
+An LVIS file is COCO JSON with three more fields, which lvis-api 0.5.3 requires and this reader checks:
+
+- every image's ``neg_category_ids`` (categories verified absent from it) and
+  ``not_exhaustive_category_ids`` (categories whose instances in it are not all annotated);
+- every category's ``frequency``: ``"r"`` (rare), ``"c"`` (common) or ``"f"`` (frequent).
+
+The JSON is parsed once; the COCO part goes through :func:`deteval.io.coco_json.ground_truth_of_json`
+(the same checks and containers as ``--protocol coco``), the extras are read here. A repeated image
+id takes its last record's lists, as lvis-api's id -> record dict does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.coco import load_coco_results
+from deteval.io.coco_json import ground_truth_of_json
+from deteval.io.json_source import read_json
+from deteval.types import Detections, GroundTruth, sorted_unique
+
+__all__ = ["FREQUENCIES", "Federated", "LvisGroundTruth", "load_lvis_gt", "load_lvis_pair"]
+
+FREQUENCIES = ("r", "c", "f")  # lvis-api's img_count_lbl: index 0, 1, 2 is APr, APc, APf
+
+
+@dataclass(frozen=True)
+class Federated:
+    """Per-image category lists (CSR over the image table's dense indices) and per-category frequency."""
+
+    neg_offsets: np.ndarray  # int64 (n_images + 1,)
+    neg_category: np.ndarray  # int32: category indices of each image's neg_category_ids
+    nel_offsets: np.ndarray  # int64 (n_images + 1,)
+    nel_category: np.ndarray  # int32: category indices of each image's not_exhaustive_category_ids
+    frequency: np.ndarray  # int8 (n_categories,): index into FREQUENCIES
+
+    def pair_keys(self, which: str, n_cat: int) -> np.ndarray:
+        """The sorted ``image * n_cat + category`` keys of ``which`` ("neg" or "nel") lists, int64."""
+        neg = which == "neg"
+        offsets, cats = (self.neg_offsets, self.neg_category) if neg else (self.nel_offsets, self.nel_category)
+        image = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+        return sorted_unique(image * n_cat + cats)
+
+
+@dataclass(frozen=True)
+class LvisGroundTruth(GroundTruth):
+    """A :class:`GroundTruth` with LVIS's federated lists (:class:`Federated`)."""
+
+    federated: Federated | None = None
+
+
+def _record(listname: str, index: int, rec: Any) -> str:
+    rid = rec.get("id") if isinstance(rec, dict) else None
+    return f"{listname}[{index}]" + (f" (id={rid!r})" if rid is not None else "")
+
+
+def _frequencies(data: dict, gt: GroundTruth, name: str) -> np.ndarray:
+    freq = np.zeros(len(gt.categories), np.int8)
+    for i, cat in enumerate(data["categories"]):
+        f = cat.get("frequency") if isinstance(cat, dict) else None
+        if f not in FREQUENCIES:
+            got = "none" if f is None else repr(f)
+            rule = f"an LVIS category needs a 'frequency' of 'r', 'c' or 'f' (rare, common, frequent), got {got}"
+            raise InputError(name, _record("categories", i, cat), rule)
+        k, _ = gt.categories.lookup(np.array([cat["id"]]))
+        freq[k[0]] = FREQUENCIES.index(f)
+    return freq
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _lists(data: dict, gt: GroundTruth, name: str, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """One image field (a list of category ids per image) as CSR over image indices; the last record of an id wins."""
+    records = data["images"]
+    lists = []
+    for i, img in enumerate(records):
+        ids = img.get(key) if isinstance(img, dict) else None
+        if not isinstance(ids, list):
+            rule = f"an LVIS image needs {key!r}, a list of category ids" + ("" if ids is None else f", got {ids!r}")
+            raise InputError(name, _record("images", i, img), rule)
+        lists.append(ids)
+    flat = [v for ids in lists for v in ids]
+    ok = all(_is_int(v) for v in flat)
+    cats, found = np.zeros(0, np.int32), np.ones(0, bool)
+    if ok and flat:
+        cats, found = gt.categories.lookup(np.array(flat, np.int64))
+    if not ok or not found.all():
+        bad = next((j for j, v in enumerate(flat) if not _is_int(v)), None) if not ok else int(np.argmin(found))
+        counts = np.cumsum([len(ids) for ids in lists])
+        i = int(np.searchsorted(counts, bad, side="right"))
+        rule = f"{key} names {flat[bad]!r}, which is not a category id"
+        raise InputError(name, _record("images", i, records[i]), rule)
+    n_per = np.array([len(ids) for ids in lists], np.int64)
+    image, _ = gt.images.lookup(np.array([img["id"] for img in records]))
+    # the last record of each image id: its lists are the image's
+    last = np.zeros(len(gt.images), np.int64) - 1
+    last[image] = np.arange(len(records))
+    starts = np.concatenate([[0], np.cumsum(n_per)])
+    keep = last[last >= 0]
+    counts = np.zeros(len(gt.images) + 1, np.int64)
+    counts[1:][last >= 0] = n_per[keep]
+    n_kept = n_per[keep]
+    within = np.arange(n_kept.sum()) - np.repeat(np.cumsum(n_kept) - n_kept, n_kept)
+    take = np.repeat(starts[keep], n_kept) + within
+    return np.cumsum(counts), cats[take].astype(np.int32)
+
+
+def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> LvisGroundTruth:
+    """Load an LVIS ground truth (a path or the parsed ``dict``) into an :class:`LvisGroundTruth`.
+
+    Raises
+    ------
+    InputError
+        Whatever :func:`deteval.io.coco.load_coco_gt` rejects; a category without a ``frequency``
+        of r/c/f; an image without ``neg_category_ids`` or ``not_exhaustive_category_ids`` lists, or
+        with an id in them that is not a category's.
+    """
+    if isinstance(source, LvisGroundTruth):
+        return source
+    data, name = read_json(source, "ground truth")
+    gt = ground_truth_of_json(data, name, iou_type, strict)
+    neg_offsets, neg_category = _lists(data, gt, name, "neg_category_ids")
+    nel_offsets, nel_category = _lists(data, gt, name, "not_exhaustive_category_ids")
+    federated = Federated(neg_offsets, neg_category, nel_offsets, nel_category, _frequencies(data, gt, name))
+    fields = {f: getattr(gt, f) for f in gt.__dataclass_fields__}
+    return LvisGroundTruth(**fields, federated=federated)
+
+
+def load_lvis_pair(
+    preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False
+) -> tuple[Detections, LvisGroundTruth]:
+    """:func:`load_lvis_gt`, then the results against it (COCO results, read as pycocotools' ``loadRes``
+    reads them, which is what lvis-api's ``LVISResults`` does too); loaded containers pass through.
+
+    A result on an image outside the ground truth is an :class:`InputError` (lvis-api asserts).
+    """
+    if isinstance(gt, GroundTruth) and not isinstance(gt, LvisGroundTruth):
+        raise InputError(getattr(gt, "source", "ground truth"), None, "the lvis protocol needs an LVIS ground truth "
+                         "(load_lvis_gt): a GroundTruth has no neg/not-exhaustive lists or frequencies")  # fmt: skip
+    gt_loaded = load_lvis_gt(gt, iou_type=iou_type, strict=strict)
+    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type)
+    return dets, gt_loaded

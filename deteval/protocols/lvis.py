@@ -1,0 +1,268 @@
+"""The LVIS protocol: federated evaluation as lvis-api 0.5.3 (``LVISEval``) computes it, to the last bit.
+
+LVIS evaluation is COCO's greedy matching and accumulation with these differences (each reproduced):
+
+- results are cut to the 300 highest-scoring per image across all categories, ties in file order
+  (``LVISResults``), and no further per image and category;
+- ground truth and results with an area outside ``0 < area < inf`` are never evaluated;
+- a category is evaluated on an image only if the image has ground truth of it or lists it in
+  ``neg_category_ids``; other results are dropped;
+- a result of a category in the image's ``not_exhaustive_category_ids`` that matches nothing is ignored;
+- ``iscrowd`` is not read (every ground truth is an ordinary one); a truthy ``ignore`` field is honoured;
+- the stats: AP over all categories, and APr/APc/APf over the categories of each frequency; AR@300.
+
+Fixed AP (Dave et al. 2021; ``fixed_ap=True``, ``--fixed-ap``) is the ``lvis_challenge_2021`` branch of
+lvis-api (@04e89fd) with ``LVISResults(max_dets_per_cat=10000, max_dets_per_im=-1)``: no cut per image,
+each category's 10,000 highest-scoring results over the dataset kept (ties in file order); the AR stats
+are then named ``AR@10000/cat`` and so on, as that branch names them. Everything else is unchanged
+there (its ``mode="challenge2021"`` also switches to boundary IoU, which deteval does not implement).
+
+As in pycocotools, a match to a ground truth with annotation id 0 reads as unmatched (lvis-api records
+matches by id). lvis-api picks how results are read (box or mask branch) from the first result left
+after its cut, deteval from the first in the file; they differ only for a file that mixes the two.
+Results of categories not in the ground truth are dropped when loaded (with a warning), before the
+300 cut, where lvis-api counts them in an image's 300 and drops them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
+from deteval.protocols import presets
+from deteval.protocols.base import Option, Protocol
+from deteval.protocols.coco import CocoMatches
+from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
+from deteval.result import CocoResult, Outcomes
+from deteval.types import Detections, GroundTruth, sorted_unique, take_rows
+
+__all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params"]
+
+IOU_TYPES = ("bbox", "segm")
+PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
+FIXED_AP = {"max_dets": -1, "max_dets_per_cat": 10000}  # the lvis_challenge_2021 branch's Fixed AP
+_NO_CUT = np.iinfo(np.int32).max  # per image and category: none (the cut is per image, at loading)
+
+
+@dataclass(frozen=True)
+class LvisParams:
+    """lvis-api's ``Params`` and ``LVISResults``' cuts (``max_dets``; the 2021 branch's ``max_dets_per_cat``)."""
+
+    iou_type: str
+    iou_thrs: np.ndarray  # float64 (T,)
+    rec_thrs: np.ndarray  # float64 (R,)
+    max_dets: int  # results kept per image, across categories (-1: all)
+    area_ranges: np.ndarray  # float64 (A, 2), inclusive bounds
+    area_labels: tuple[str, ...]
+    strict: bool = False
+    max_dets_per_cat: int = -1  # results kept per category over the dataset (-1: all)
+
+    @property
+    def max_dets_label(self) -> str:
+        """The cut as the AR stats name it (``AR@300``; the 2021 branch's ``AR@10000/cat``, ``AR@300/im,10/cat``)."""
+        if self.max_dets_per_cat < 0:
+            return str(self.max_dets)
+        if self.max_dets < 0:
+            return f"{self.max_dets_per_cat}/cat"
+        return f"{self.max_dets}/im,{self.max_dets_per_cat}/cat"
+
+    def to_dict(self) -> dict:
+        return {
+            "iou_type": self.iou_type,
+            "iou_thrs": self.iou_thrs.tolist(),
+            "max_dets": self.max_dets,
+            "max_dets_per_cat": self.max_dets_per_cat,
+            "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
+        }
+
+
+def _grid(spec: Any) -> np.ndarray:
+    """A preset's ``{ linspace = [start, stop, num] }`` (np.linspace, as lvis-api builds it) or a list."""
+    if isinstance(spec, Mapping):
+        start, stop, num = spec["linspace"]
+        return np.linspace(start, stop, int(num), endpoint=True)
+    return np.asarray(spec, dtype=np.float64).reshape(-1)
+
+
+def make_params(
+    iou_type: str = "bbox",
+    *,
+    preset: presets.Preset | Mapping[str, Any] | None = None,
+    strict: bool = False,
+    fixed_ap: bool = False,
+) -> LvisParams:
+    """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
+    ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
+    if iou_type not in IOU_TYPES:
+        raise InputError("iou_type", None, f"the lvis protocol evaluates {IOU_TYPES}, not {iou_type!r}")
+
+    def build(values: dict) -> LvisParams:
+        md, per_cat = values["max_dets"], values.get("max_dets_per_cat", -1)
+        for key, value in (("max_dets", md), ("max_dets_per_cat", per_cat)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(key, None, f"{key} must be an integer (-1: no cut), got {value!r}")
+        if md >= 0 and per_cat >= 0:  # the 2021 branch's category cut breaks ties in the order its image cut leaves
+            raise InputError("max_dets_per_cat", None, "a cut per category needs max_dets = -1 (no cut per image)")
+        rng = values["area_ranges"]
+        if not isinstance(rng, Mapping) or "all" not in rng:
+            raise InputError("area_ranges", None, f"area ranges must map labels (with 'all') to (lo, hi), got {rng!r}")
+        try:
+            ranges = np.array([[float(lo), float(hi)] for lo, hi in rng.values()], np.float64).reshape(-1, 2)
+        except (TypeError, ValueError):
+            raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
+        thrs = _grid(values["iou_thrs"])
+        if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
+            rule = f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}"
+            raise InputError("iou_thrs", None, rule)
+        labels = tuple(map(str, rng))
+        return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, labels, strict, per_cat)
+
+    given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
+    return presets.resolve(presets.builtin("lvis")[iou_type], preset, given, PRESET_KEYS, build)
+
+
+def select(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> tuple[Detections, GroundTruth, np.ndarray]:
+    """The rows lvis-api evaluates (see :mod:`deteval.matching.federated`): the results cut per image and
+    filtered by area and the federated lists, the ground truth filtered by area; and a mask of the kept
+    results whose category is not exhaustively annotated in their image."""
+    from deteval.matching.federated import in_pairs, pair_keys, positive_area, top_per_group
+
+    fed = gt.federated
+    n_cat, n_img = len(gt.categories), len(gt.images)
+    gt = take_rows(gt, positive_area(gt.area))
+    allowed = sorted_unique(np.concatenate([pair_keys(gt.image, gt.category, n_cat), fed.pair_keys("neg", n_cat)]))
+    # the cut sees every result; the filters after it are per row, so one mask of the three
+    keep = top_per_group(dets.image, dets.score, params.max_dets)
+    keep &= top_per_group(dets.category, dets.score, params.max_dets_per_cat)  # one of the two is -1: all
+    keep &= positive_area(dets.area)
+    keep &= in_pairs(dets.image, dets.category, allowed, n_cat, n_img)
+    dets = take_rows(dets, keep)
+    return dets, gt, in_pairs(dets.image, dets.category, fed.pair_keys("nel", n_cat), n_cat, n_img)
+
+
+def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatches:
+    """Select (federated), group, compute IoU and match for every IoU threshold and area range."""
+    from deteval.accumulate import positives_per_category
+    from deteval.jit import run_tasks
+    from deteval.matching.coco import match_groups
+    from deteval.matching.federated import ignore_unmatched
+    from deteval.matching.groups import group_by_image_category
+
+    if gt.box_format != "xywh" or dets.box_format != "xywh":
+        raise InputError(dets.source, None, "the lvis protocol needs xywh boxes")
+    if not isinstance(gt, LvisGroundTruth) or gt.federated is None:
+        raise InputError(gt.source, None, "the lvis protocol needs an LVIS ground truth (deteval.io.lvis.load_lvis_gt)")
+    dets, gt, not_exhaustive = select(dets, gt, params)
+    n_cat = len(gt.categories)
+    no_crowd = np.zeros(len(gt), bool)  # lvis-api passes iscrowd=0 for every ground truth
+    groups = group_by_image_category(gt, dets, use_cats=True, max_det=None)
+    blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
+    if params.iou_type == "bbox":
+        from deteval.geometry.boxes import box_iou_blocks
+
+        ious = box_iou_blocks(*blocks, gt.boxes, no_crowd, dets.boxes)
+    else:
+        from deteval.geometry.masks import mask_iou_blocks
+
+        ious = mask_iou_blocks(*blocks, gt.masks, no_crowd, dets.masks)
+    state = match_groups(
+        groups, ious, gt.area, no_crowd, gt.ignore, gt.ann_id != 0, dets.area, params.iou_thrs, params.area_ranges
+    )
+    ignore_unmatched(state, not_exhaustive[groups.dt_rows])
+    per_group = np.diff(groups.dt_offsets)
+    det_category, det_image, det_score, ndet = run_tasks([
+        partial(np.repeat, groups.category, per_group),
+        partial(np.repeat, groups.image, per_group),
+        partial(np.take, dets.score, groups.dt_rows),
+        partial(np.bincount, dets.category, minlength=n_cat),
+    ])  # fmt: skip
+    return CocoMatches(
+        det_category=det_category,
+        det_image=det_image,
+        det_rank=groups.dt_rank,
+        det_score=det_score,
+        state=state,
+        npig=positives_per_category(gt.category, gt.area, gt.ignore, params.area_ranges, n_cat),
+        ndet=ndet.astype(np.int64),
+    )
+
+
+def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> CocoResult:
+    """Accumulate (COCO's kernel, no per-group cut) into lvis-api's arrays, kept with a max-dets axis of one:
+    ``precision[..., 0]`` is ``LVISEval.eval["precision"]``, ``recall[..., 0]`` its ``recall``."""
+    from deteval.accumulate import accumulate
+
+    m, categories, freq = matches, gt.categories, gt.federated.frequency
+    precision, recall, scores = accumulate(
+        m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig, np.array([_NO_CUT]), params.rec_thrs
+    )
+    md, labels = params.max_dets, params.area_labels
+    p4, r3 = precision[..., 0], recall[..., 0]
+    per_class = per_class_rows(p4, r3, freq, m.npig, m.ndet, categories, params.iou_thrs, labels, params.max_dets_label)
+    return CocoResult(
+        protocol="lvis",
+        iou_type=params.iou_type,
+        stats=lvis_stats(p4, r3, freq, params.iou_thrs, labels, params.max_dets_label),
+        per_class=per_class,
+        params=params.to_dict() | {"frequency": {f: int((freq == i).sum()) for i, f in enumerate(FREQUENCIES)}},
+        outcomes=Outcomes(
+            category=m.det_category,
+            image=m.det_image,
+            score=m.det_score,
+            state=m.state,
+            npos=m.npig,
+            iou_thrs=params.iou_thrs,
+            area_labels=labels,
+            category_ids=categories.ids,
+            category_names=tuple(categories.name_of(k) for k in range(len(categories))),
+        ),
+        precision=precision,
+        recall=recall,
+        scores=scores,
+        iou_thrs=params.iou_thrs,
+        rec_thrs=params.rec_thrs,
+        cat_ids=categories.ids,
+        area_labels=np.array(labels),
+        max_dets=np.array([md]),
+    )
+
+
+class LvisProtocol(Protocol):
+    """LVIS v0.5/v1 detection and instance segmentation, as lvis-api 0.5.3 evaluates them."""
+
+    name = "lvis"
+    title = "lvis protocol (lvis-api)"
+    iou_types = IOU_TYPES
+    preset_name = "lvis"
+    Params = LvisParams
+    Result = CocoResult
+    options = (
+        Option("fixed_ap", "--fixed-ap", "Fixed AP (lvis-api's lvis_challenge_2021 branch): 10,000 detections "
+               "per category over the dataset instead of 300 per image", "switch"),
+    )  # fmt: skip
+
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> LvisParams:
+        return make_params(iou_type, preset=preset, strict=strict, fixed_ap=bool(options.get("fixed_ap")))
+
+    def load(self, preds: Any, gt: Any, params: LvisParams) -> tuple[Detections, GroundTruth]:
+        return load_lvis_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
+
+    def match(self, preds: Detections, gt: GroundTruth, params: LvisParams) -> CocoMatches:
+        return match(preds, gt, params)
+
+    def reduce(self, matches: CocoMatches, gt: GroundTruth, params: LvisParams) -> CocoResult:
+        return reduce_matches(matches, gt, params)
+
+    def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
+        return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
+
+
+LVIS = LvisProtocol()
