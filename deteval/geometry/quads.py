@@ -56,7 +56,10 @@ import numpy as np
 
 from deteval.jit import njit
 
-__all__ = ["convex_quad_iou", "dota_iou_matrix", "is_simple_quad", "quad_area", "quad_iou", "quad_iou_matrix"]
+__all__ = [
+    "convex_quad_iou", "devkit_prefilter", "dota_iou_matrix", "is_simple_quad", "quad_area", "quad_iou", "quad_iou_in",
+    "quad_iou_matrix", "quad_work",
+]  # fmt: skip
 
 _BUF = 16  # vertices of a clipped polygon: a convex n-gon clipped by a convex m-gon has at most n + m
 
@@ -242,15 +245,23 @@ def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pra
 
 
 @njit(cache=True, nogil=True)
+def quad_work():  # pragma: no cover - numba
+    """Scratch arrays for :func:`quad_iou_in`: one per thread, reused for every pair."""
+    return np.empty((6, _BUF)), np.empty((4, 2, 4)), np.empty((2, 2), np.int64), np.empty((2, 2))
+
+
+@njit(cache=True, nogil=True)
+def quad_iou_in(p, q, work):  # pragma: no cover - numba
+    """:func:`quad_iou` with the scratch arrays of :func:`quad_work` (no allocation per pair)."""
+    scratch, pieces, nv, sign = work
+    return _quad_iou(p, q, scratch, pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0], sign[1])
+
+
+@njit(cache=True, nogil=True)
 def quad_iou(p, q):  # pragma: no cover - numba
     """IoU of two quadrilaterals (length-8 arrays) with DOTA_devkit's meaning (module docstring):
     exact for simple ones, convex or not, either vertex order; NaN when both have zero area."""
-    pieces = np.empty((4, 2, 4))
-    nv = np.empty((2, 2), np.int64)
-    sign = np.empty((2, 2))
-    return _quad_iou(
-        p, q, np.empty((6, _BUF)), pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0], sign[1]
-    )
+    return quad_iou_in(p, q, quad_work())
 
 
 @njit(cache=True, inline="always")
@@ -275,9 +286,7 @@ def devkit_prefilter(d, g):  # pragma: no cover - numba
 @njit(cache=True, nogil=True)
 def _iou_matrix(dets, gts, kind, prefilter):  # pragma: no cover - numba
     out = np.empty((dets.shape[0], gts.shape[0]))
-    scratch = np.empty((6, _BUF))
-    pp_x, pp_y, qp_x, qp_y = np.empty((2, 4)), np.empty((2, 4)), np.empty((2, 4)), np.empty((2, 4))
-    pnv, qnv, psg, qsg = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2), np.empty(2)
+    work = quad_work()
     for i in range(dets.shape[0]):
         for j in range(gts.shape[0]):
             if prefilter and not devkit_prefilter(dets[i], gts[j]):
@@ -285,7 +294,7 @@ def _iou_matrix(dets, gts, kind, prefilter):  # pragma: no cover - numba
             elif kind == 0:
                 out[i, j] = convex_quad_iou(dets[i], gts[j])
             else:
-                out[i, j] = _quad_iou(dets[i], gts[j], scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg)
+                out[i, j] = quad_iou_in(dets[i], gts[j], work)
     return out
 
 
