@@ -16,6 +16,7 @@ __all__ = ["Option", "Protocol", "available", "get"]
 # name -> "module:object"
 _REGISTRY: dict[str, str] = {
     "coco": "deteval.protocols.coco:COCO",
+    "dota": "deteval.protocols.dota:DOTA",
     "voc07": "deteval.protocols.voc:VOC07",
     "voc10": "deteval.protocols.voc:VOC10",
 }

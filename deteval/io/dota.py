@@ -1,0 +1,210 @@
+"""DOTA task 1 files (oriented boxes as quadrilaterals) into containers.
+
+Ground truth: a folder of per-image ``<image>.txt`` in DOTA's labelTxt form. The images are every
+``*.txt`` there (the devkit's image-set list holds the same names). A line of fewer than 9 fields
+is a header (``imagesource:...``, ``gsd:...``, blank) and skipped, as the devkit skips it; then
+``x1 y1 x2 y2 x3 y3 x4 y4 class [difficult]``, difficult 0 when absent, else an integer whose
+non-zero values are difficult (the devkit's ``int(...)`` then ``astype(bool)``).
+
+Detections: a folder of per-class ``Task1_<class>.txt``, lines ``image score x1 y1 ... x4 y4``
+(what the DOTA server and mmrotate write); or, with no ``Task1_*.txt`` in it, per-image
+``<image>.txt`` with lines ``x1 y1 ... x4 y4 class score``.
+
+Rules besides the devkit's (its reader crashes or misreads where deteval names the file and line):
+
+* fields are split on any whitespace (the devkit splits on single spaces: a double space makes it
+  crash); blank lines of detection files are skipped;
+* a coordinate, score or difficult flag that is not a finite number, a detection line with other
+  than 10 fields, a ground-truth line with more than 10: :class:`~deteval.errors.InputError`;
+* a detection on an image with no ground-truth file: an error (the devkit's ``KeyError``);
+* a detection file for a class that no ground truth names is ignored, with one notice (the devkit
+  never opens it); a class with no detection file or an empty one has AP 0 (the devkit crashes).
+
+Boxes are kept as given, ``(N, 8)`` float64 with ``box_format="quad"``; ``area`` is the shoelace area.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.io.voc_rows import folder_files, read_text
+from deteval.types import Detections, GroundTruth, IdTable
+
+__all__ = ["DOTA_CLASSES", "load_dota", "load_dota_dets", "load_dota_gt"]
+
+_V10 = ("plane", "baseball-diamond", "bridge", "ground-track-field", "small-vehicle", "large-vehicle", "ship",
+        "tennis-court", "basketball-court", "storage-tank", "soccer-ball-field", "roundabout", "harbor",
+        "swimming-pool", "helicopter")  # fmt: skip
+# the class lists of DOTA's versions (the devkit's dota_evaluation_task1.py and dota-v1.5_evaluation_task1.py;
+# DOTA-v2.0 adds airport and helipad)
+DOTA_CLASSES: dict[str, tuple[str, ...]] = {
+    "dota1.0": _V10,
+    "dota1.5": (*_V10, "container-crane"),
+    "dota2.0": (*_V10, "container-crane", "airport", "helipad"),
+}
+
+COORDS = ("x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4")
+
+
+def _number(tok: str, path: Path, n: int, what: str) -> float:
+    try:
+        v = float(tok)
+    except ValueError:
+        v = np.nan
+    if not np.isfinite(v):
+        raise InputError(str(path), f"line {n}", f"{what} must be a finite number, got {tok!r}")
+    return v
+
+
+def _quad(tokens: list[str], path: Path, n: int) -> list[float]:
+    return [_number(t, path, n, name) for t, name in zip(tokens, COORDS)]
+
+
+def _area(quads: np.ndarray) -> np.ndarray:
+    if len(quads) == 0:
+        return np.zeros(0)
+    x, y = quads[:, 0::2] - quads[:, :1], quads[:, 1::2] - quads[:, 1:2]
+    return 0.5 * np.abs(x[:, 1] * y[:, 2] - x[:, 2] * y[:, 1] + x[:, 2] * y[:, 3] - x[:, 3] * y[:, 2])
+
+
+def _lines(path: Path):
+    for n, line in enumerate(read_text(path).splitlines(), 1):
+        yield n, line.split()
+
+
+def _folder(path, role: str) -> Path:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError(str(folder), None, f"expected a folder of DOTA {role} .txt files")
+    return folder
+
+
+def load_dota_gt(folder: str | Path, classes: list[str] | tuple[str, ...] | None = None) -> GroundTruth:
+    """Ground truth of every ``*.txt`` in ``folder`` (image ids: the file names without ``.txt``, sorted).
+
+    ``classes``: the evaluated classes in this order (rows of other classes are dropped); default every
+    class the files name, sorted.
+    """
+    folder = _folder(folder, "labelTxt")
+    files = sorted(folder_files(folder, ".txt"), key=lambda f: f.stem)  # the image table's order
+    images, quads, names, difficult = [], [], [], []
+    image_of = []
+    for i, f in enumerate(files):
+        images.append(f.stem)
+        for n, t in _lines(f):
+            if len(t) < 9:
+                continue  # a header: imagesource:, gsd:, blank
+            if len(t) > 10:
+                raise InputError(str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class [difficult]', got {len(t)} fields")
+            quads.append(_quad(t, f, n))
+            names.append(t[8])
+            if len(t) == 10:
+                try:
+                    difficult.append(int(t[9]) != 0)
+                except ValueError:
+                    raise InputError(str(f), f"line {n}", f"difficult must be an integer, got {t[9]!r}") from None
+            else:
+                difficult.append(False)
+            image_of.append(i)
+    named = sorted(set(names))
+    order = named if classes is None else list(classes)
+    index = {c: k for k, c in enumerate(order)}
+    keep = np.array([c in index for c in names], bool)
+    cat = np.array([index.get(c, -1) for c in names], np.int32)[keep]
+    q = np.array(quads, np.float64).reshape(-1, 8)[keep]
+    n_rows = len(q)
+    return GroundTruth(
+        image=np.array(image_of, np.int32)[keep],
+        category=cat,
+        boxes=np.ascontiguousarray(q),
+        area=_area(q),
+        crowd=np.zeros(n_rows, bool),
+        ignore=np.zeros(n_rows, bool),
+        difficult=np.array(difficult, bool)[keep],
+        ann_id=np.arange(n_rows, dtype=np.int64),
+        images=IdTable(np.array(images, dtype=str) if images else np.array([], dtype=str)),
+        categories=IdTable(np.arange(len(order), dtype=np.int64), names=list(order)),
+        box_format="quad",
+        source=str(folder),
+    )
+
+
+def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
+    """Detections of a folder of ``Task1_<class>.txt`` (or per-image ``<image>.txt``) against ``gt``'s tables."""
+    folder = _folder(folder, "detection")
+    per_class = folder_files(folder, ".txt")
+    task1 = [f for f in per_class if f.name.startswith("Task1_")]
+    class_index = {gt.categories.name_of(k): k for k in range(len(gt.categories))}
+    image_index = {str(gt.images.id_of(k)): k for k in range(len(gt.images))}
+    quads, score, cat, img = [], [], [], []
+    ignored: list[str] = []
+
+    def image_of(name: str, f: Path, n: int | None) -> int:
+        k = image_index.get(name)
+        if k is None:
+            rule = f"image {name!r} has no ground-truth file ({name}.txt) in {gt.source}"
+            raise InputError(str(f), None if n is None else f"line {n}", rule)
+        return k
+
+    if task1:
+        for f in task1:
+            cls = f.name[len("Task1_") : -len(".txt")]
+            k = class_index.get(cls)
+            if k is None:
+                ignored.append(f.name)
+                continue
+            for n, t in _lines(f):
+                if not t:
+                    continue
+                if len(t) != 10:
+                    raise InputError(str(f), f"line {n}", f"expected 'image score x1 y1 ... x4 y4', got {len(t)} fields")
+                img.append(image_of(t[0], f, n))
+                score.append(_number(t[1], f, n, "score"))
+                quads.append(_quad(t[2:], f, n))
+                cat.append(k)
+    else:
+        unnamed: set[str] = set()
+        for f in per_class:
+            i = image_of(f.stem, f, None)
+            for n, t in _lines(f):
+                if not t:
+                    continue
+                if len(t) != 10:
+                    raise InputError(str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class score', got {len(t)} fields")
+                q = _quad(t[:8], f, n)
+                s = _number(t[9], f, n, "score")
+                k = class_index.get(t[8])
+                if k is None:
+                    unnamed.add(t[8])
+                    continue
+                img.append(i)
+                score.append(s)
+                quads.append(q)
+                cat.append(k)
+        ignored = [f"class {c!r}" for c in sorted(unnamed)]
+    if ignored:
+        warnings.warn(
+            f"{folder}: ignored detections of classes the ground truth does not name ({', '.join(ignored)}), "
+            "as DOTA_devkit does",
+            stacklevel=2,
+        )
+    q = np.array(quads, np.float64).reshape(-1, 8)
+    return Detections(
+        image=np.array(img, np.int32),
+        category=np.array(cat, np.int32),
+        boxes=np.ascontiguousarray(q),
+        score=np.array(score, np.float64),
+        area=_area(q),
+        box_format="quad",
+        source=str(folder),
+    )
+
+
+def load_dota(dets: str | Path, gt: str | Path, classes=None) -> tuple[Detections, GroundTruth]:
+    """``(detections, ground truth)`` from a detection folder and a labelTxt folder (module docstring)."""
+    truth = load_dota_gt(gt, classes)
+    return load_dota_dets(dets, truth), truth
