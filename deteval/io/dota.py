@@ -20,6 +20,10 @@ Rules besides the devkit's (its reader crashes or misreads where deteval names t
 * a detection file for a class that no ground truth names is ignored, with one notice (the devkit
   never opens it); a class with no detection file or an empty one has AP 0 (the devkit crashes).
 
+A self-intersecting quadrilateral (two opposite edges cross: a bow-tie) is scored as the devkit scores
+it (its lobes with opposite signs, :mod:`deteval.geometry.quads`), with one warning naming the first
+file and line; with ``strict=True`` it is an :class:`~deteval.errors.InputError` naming them.
+
 Boxes are kept as given, ``(N, 8)`` float64 with ``box_format="quad"``; ``area`` is the shoelace area.
 """
 
@@ -71,6 +75,35 @@ def _area(quads: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(x[:, 1] * y[:, 2] - x[:, 2] * y[:, 1] + x[:, 2] * y[:, 3] - x[:, 3] * y[:, 2])
 
 
+def _crossing(quads: np.ndarray) -> np.ndarray:
+    """bool (N,): two opposite edges cross properly (the test of :func:`deteval.geometry.quads.is_simple_quad`)."""
+    v = quads.reshape(-1, 4, 2)
+
+    def side(a, b, p):
+        return (b[:, 0] - a[:, 0]) * (p[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (p[:, 0] - a[:, 0])
+
+    out = np.zeros(len(v), bool)
+    for i, j in ((0, 2), (1, 3)):
+        a, b, c, d = v[:, i], v[:, i + 1], v[:, j], v[:, (j + 1) % 4]
+        out |= (side(a, b, c) * side(a, b, d) < 0) & (side(c, d, a) * side(c, d, b) < 0)
+    return out
+
+
+def _check_simple(quads: np.ndarray, where: list[tuple[str, int]], strict: bool) -> None:
+    bad = np.flatnonzero(_crossing(quads))
+    if len(bad) == 0:
+        return
+    file, line = where[bad[0]]
+    rule = "self-intersecting quadrilateral (two opposite edges cross)"
+    if strict:
+        raise InputError(file, f"line {line}", rule)
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    warnings.warn(
+        f"{file}: line {line}: {rule}{more}: scored as DOTA_devkit does, its two lobes counted with opposite signs",
+        stacklevel=3,
+    )
+
+
 def _lines(path: Path):
     for n, line in enumerate(read_text(path).splitlines(), 1):
         yield n, line.split()
@@ -83,24 +116,29 @@ def _folder(path, role: str) -> Path:
     return folder
 
 
-def load_dota_gt(folder: str | Path, classes: list[str] | tuple[str, ...] | None = None) -> GroundTruth:
+def load_dota_gt(
+    folder: str | Path, classes: list[str] | tuple[str, ...] | None = None, strict: bool = False
+) -> GroundTruth:
     """Ground truth of every ``*.txt`` in ``folder`` (image ids: the file names without ``.txt``, sorted).
 
     ``classes``: the evaluated classes in this order (rows of other classes are dropped); default every
-    class the files name, sorted.
+    class the files name, sorted. ``strict``: a self-intersecting quadrilateral is an error (module docstring).
     """
     folder = _folder(folder, "labelTxt")
     files = sorted(folder_files(folder, ".txt"), key=lambda f: f.stem)  # the image table's order
     images, quads, names, difficult = [], [], [], []
-    image_of = []
+    image_of, where = [], []
     for i, f in enumerate(files):
         images.append(f.stem)
         for n, t in _lines(f):
             if len(t) < 9:
                 continue  # a header: imagesource:, gsd:, blank
             if len(t) > 10:
-                raise InputError(str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class [difficult]', got {len(t)} fields")
+                raise InputError(
+                    str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class [difficult]', got {len(t)} fields"
+                )
             quads.append(_quad(t, f, n))
+            where.append((str(f), n))
             names.append(t[8])
             if len(t) == 10:
                 try:
@@ -116,6 +154,7 @@ def load_dota_gt(folder: str | Path, classes: list[str] | tuple[str, ...] | None
     keep = np.array([c in index for c in names], bool)
     cat = np.array([index.get(c, -1) for c in names], np.int32)[keep]
     q = np.array(quads, np.float64).reshape(-1, 8)[keep]
+    _check_simple(q, [w for w, k in zip(where, keep) if k], strict)
     n_rows = len(q)
     return GroundTruth(
         image=np.array(image_of, np.int32)[keep],
@@ -133,14 +172,15 @@ def load_dota_gt(folder: str | Path, classes: list[str] | tuple[str, ...] | None
     )
 
 
-def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
-    """Detections of a folder of ``Task1_<class>.txt`` (or per-image ``<image>.txt``) against ``gt``'s tables."""
+def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) -> Detections:
+    """Detections of a folder of ``Task1_<class>.txt`` (or per-image ``<image>.txt``) against ``gt``'s tables;
+    ``strict`` as in :func:`load_dota_gt`."""
     folder = _folder(folder, "detection")
     per_class = folder_files(folder, ".txt")
     task1 = [f for f in per_class if f.name.startswith("Task1_")]
     class_index = {gt.categories.name_of(k): k for k in range(len(gt.categories))}
     image_index = {str(gt.images.id_of(k)): k for k in range(len(gt.images))}
-    quads, score, cat, img = [], [], [], []
+    quads, score, cat, img, where = [], [], [], [], []
     ignored: list[str] = []
 
     def image_of(name: str, f: Path, n: int | None) -> int:
@@ -161,10 +201,13 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
                 if not t:
                     continue
                 if len(t) != 10:
-                    raise InputError(str(f), f"line {n}", f"expected 'image score x1 y1 ... x4 y4', got {len(t)} fields")
+                    raise InputError(
+                        str(f), f"line {n}", f"expected 'image score x1 y1 ... x4 y4', got {len(t)} fields"
+                    )
                 img.append(image_of(t[0], f, n))
                 score.append(_number(t[1], f, n, "score"))
                 quads.append(_quad(t[2:], f, n))
+                where.append((str(f), n))
                 cat.append(k)
     else:
         unnamed: set[str] = set()
@@ -174,7 +217,9 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
                 if not t:
                     continue
                 if len(t) != 10:
-                    raise InputError(str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class score', got {len(t)} fields")
+                    raise InputError(
+                        str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class score', got {len(t)} fields"
+                    )
                 q = _quad(t[:8], f, n)
                 s = _number(t[9], f, n, "score")
                 k = class_index.get(t[8])
@@ -184,6 +229,7 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
                 img.append(i)
                 score.append(s)
                 quads.append(q)
+                where.append((str(f), n))
                 cat.append(k)
         ignored = [f"class {c!r}" for c in sorted(unnamed)]
     if ignored:
@@ -193,6 +239,7 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
             stacklevel=2,
         )
     q = np.array(quads, np.float64).reshape(-1, 8)
+    _check_simple(q, where, strict)
     return Detections(
         image=np.array(img, np.int32),
         category=np.array(cat, np.int32),
@@ -204,7 +251,9 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth) -> Detections:
     )
 
 
-def load_dota(dets: str | Path, gt: str | Path, classes=None) -> tuple[Detections, GroundTruth]:
+def load_dota(
+    dets: str | Path, gt: str | Path, classes: list[str] | tuple[str, ...] | None = None, strict: bool = False
+) -> tuple[Detections, GroundTruth]:
     """``(detections, ground truth)`` from a detection folder and a labelTxt folder (module docstring)."""
-    truth = load_dota_gt(gt, classes)
-    return load_dota_dets(dets, truth), truth
+    truth = load_dota_gt(gt, classes, strict)
+    return load_dota_dets(dets, truth, strict), truth

@@ -21,7 +21,8 @@ It is VOC's rule with another IoU, so it runs VOC's path (:class:`deteval.protoc
 The IoU is the exact one for simple quadrilaterals (either orientation, convex or not); the
 devkit's differs from it by a few 1e-11, so an IoU within that of 0.5 may be decided differently,
 and deteval makes no parity claim there, nor on tied scores. Self-intersecting quadrilaterals are
-scored as the devkit scores them (signed lobes, :mod:`deteval.geometry.quads`).
+scored as the devkit scores them (signed lobes, :mod:`deteval.geometry.quads`), with a warning naming
+the first file and line; ``strict=True`` (``--strict``) makes that an error.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class DotaParams(VocParams):
     """A DOTA evaluation's parameters: VOC's, with the class list (None: every class the ground truth names)."""
 
     classes: tuple[str, ...] | None = None
+    strict: bool = False  # loading: a self-intersecting quadrilateral is an error, not a warning
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -75,14 +77,16 @@ def class_list(value: Any) -> tuple[str, ...] | None:
         from deteval.io.voc_rows import load_names
 
         if not Path(value).is_file():
-            raise InputError("classes", None, f"must be one of {', '.join(CLASS_LISTS)} or a file of names, got {value!r}")
+            raise InputError(
+                "classes", None, f"must be one of {', '.join(CLASS_LISTS)} or a file of names, got {value!r}"
+            )
         names = load_names(value)
     if not names or len(set(names)) != len(names):
         raise InputError("classes", None, f"class names must be distinct and at least one, got {names}")
     return tuple(names)
 
 
-def _checked(values: Mapping[str, Any], compat: bool) -> DotaParams:
+def _checked(values: Mapping[str, Any], compat: bool, strict: bool) -> DotaParams:
     try:
         thrs = parse_iou_thresholds(values["iou_thrs"])
     except ValueError as exc:
@@ -105,6 +109,7 @@ def _checked(values: Mapping[str, Any], compat: bool) -> DotaParams:
         box_format="quad",
         compat=bool(compat),
         classes=class_list(values.get("classes")),
+        strict=bool(strict),
     )
 
 
@@ -134,7 +139,7 @@ class DotaProtocol(VocProtocol):
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> DotaParams:
-        build = lambda values: _checked(values, compat)  # noqa: E731
+        build = lambda values: _checked(values, compat, strict)  # noqa: E731
         return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: DotaParams) -> tuple[Detections, GroundTruth]:
@@ -143,10 +148,10 @@ class DotaProtocol(VocProtocol):
         if isinstance(gt, GroundTruth):
             if gt.box_format != "quad":
                 raise InputError("gt", None, "DOTA needs quadrilateral ground truth (box_format 'quad', boxes (N, 8))")
-            return (preds if isinstance(preds, Detections) else load_dota_dets(preds, gt)), gt
+            return (preds if isinstance(preds, Detections) else load_dota_dets(preds, gt, params.strict)), gt
         if isinstance(preds, Detections):
             raise InputError("preds", None, "DOTA detections as a container need the ground truth as one too")
-        return load_dota(preds, gt, params.classes)
+        return load_dota(preds, gt, params.classes, params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: DotaParams) -> VocMatches:
         from deteval.matching.groups import group_by_image_category
