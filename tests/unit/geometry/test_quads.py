@@ -286,6 +286,20 @@ def test_worst_pairs_against_exact_rationals(name):
         assert abs(Fraction(got[i]) - exact) <= Fraction(RTOL) * exact + Fraction(ZERO_ATOL), (i, got[i], float(exact))
 
 
+def test_a_shapely_overlay_failure():
+    """A pair found by the DOTA tests' generator: b is a copy of a scaled by 0.75 about a's first vertex, so b lies in
+    a up to rounding (two of its vertices on a's edges) and the IoU is 18 / 32. GEOS 3.14's plain overlay returns
+    a MULTIPOINT (area 0) as the intersection; its snap-rounding overlay and the union agree with the kernel."""
+    a = np.array([-4.414047023901796, -0.718462852751413, 2.0736579321399473, 3.9623153307722845,
+                  4.414047023901796, 0.718462852751413, -2.0736579321399473, -3.9623153307722845])  # fmt: skip
+    b = np.array([-4.414047023901796, -0.718462852751413, 0.45173169312951167, 2.7921207848913605,
+                  2.207023511950898, 0.3592314263757064, -2.6587552050804097, -3.151352211267066])  # fmt: skip
+    pa, pb = shapely.Polygon(a.reshape(4, 2)), shapely.Polygon(b.reshape(4, 2))
+    assert quad_iou(a, b) == pytest.approx(18.0 / 32.0, rel=1e-14)
+    assert shapely.intersection(pa, pb, grid_size=1e-12).area == pytest.approx(18.0, rel=1e-12)
+    assert pa.area + pb.area - shapely.union(pa, pb).area == pytest.approx(18.0, rel=1e-14)
+
+
 def prefilter_reference(d, g):
     """dota_evaluation_task1.py's horizontal-box pre-filter, as the devkit writes it in numpy."""
     gx0, gy0 = g[:, 0::2].min(1), g[:, 1::2].min(1)
