@@ -57,8 +57,8 @@ import numpy as np
 from deteval.jit import njit
 
 __all__ = [
-    "convex_quad_iou", "devkit_prefilter", "dota_iou_matrix", "is_simple_quad", "quad_area", "quad_iou", "quad_iou_in",
-    "quad_iou_matrix", "quad_work",
+    "convex_quad_intersection", "convex_quad_iou", "devkit_prefilter", "dota_iou_matrix", "is_simple_quad",
+    "quad_area", "quad_iou", "quad_iou_in", "quad_iou_matrix", "quad_work",
 ]  # fmt: skip
 
 _BUF = 16  # vertices of a clipped polygon: a convex n-gon clipped by a convex m-gon has at most n + m
@@ -198,9 +198,8 @@ def _pieces(xs, ys, area2, px, py, nv, sign):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def convex_quad_iou(p, q):  # pragma: no cover - numba
-    """IoU of two convex quadrilaterals (length-8 arrays), either vertex order; 0 when the union
-    is not positive. Non-convex input gives a meaningless number: use :func:`quad_iou`."""
+def _convex_areas(p, q):  # pragma: no cover - numba
+    """(intersection area, twice the signed area of p, of q) of two convex quadrilaterals, either vertex order."""
     ox, oy = p[0], p[1]  # measured near the polygons: no cancellation against the origin
     xs = np.empty(4)
     ys = np.empty(4)
@@ -217,6 +216,20 @@ def convex_quad_iou(p, q):  # pragma: no cover - numba
     inter = 0.0
     if ap != 0.0 and aq != 0.0:
         inter = _clip_area(xs, ys, 4, cx, cy, 4, np.empty(_BUF), np.empty(_BUF), np.empty(_BUF), np.empty(_BUF))
+    return inter, ap, aq
+
+
+@njit(cache=True, nogil=True)
+def convex_quad_intersection(p, q):  # pragma: no cover - numba
+    """Area of the intersection of two convex quadrilaterals (length-8 arrays), either vertex order."""
+    return _convex_areas(p, q)[0]
+
+
+@njit(cache=True, nogil=True)
+def convex_quad_iou(p, q):  # pragma: no cover - numba
+    """IoU of two convex quadrilaterals (length-8 arrays), either vertex order; 0 when the union
+    is not positive. Non-convex input gives a meaningless number: use :func:`quad_iou`."""
+    inter, ap, aq = _convex_areas(p, q)
     union = 0.5 * (abs(ap) + abs(aq)) - inter
     if union <= 0.0:
         return 0.0
