@@ -29,13 +29,14 @@ Boxes are kept as given, ``(N, 8)`` float64 with ``box_format="quad"``; ``area``
 
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_rows import folder_files, read_text
+from deteval.io.voc_rows import folder_files, number_rows, read_text
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = ["DOTA_CLASSES", "load_dota", "load_dota_dets", "load_dota_gt"]
@@ -52,20 +53,6 @@ DOTA_CLASSES: dict[str, tuple[str, ...]] = {
 }
 
 COORDS = ("x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4")
-
-
-def _number(tok: str, path: Path, n: int, what: str) -> float:
-    try:
-        v = float(tok)
-    except ValueError:
-        v = np.nan
-    if not np.isfinite(v):
-        raise InputError(str(path), f"line {n}", f"{what} must be a finite number, got {tok!r}")
-    return v
-
-
-def _quad(tokens: list[str], path: Path, n: int) -> list[float]:
-    return [_number(t, path, n, name) for t, name in zip(tokens, COORDS)]
 
 
 def _area(quads: np.ndarray) -> np.ndarray:
@@ -90,10 +77,13 @@ def _crossing(quads: np.ndarray) -> np.ndarray:
 
 
 def _check_simple(quads: np.ndarray, where: list[tuple[str, int]], strict: bool) -> None:
+    """``where[i]``: row i's (file, line), or (file, -1 - k) for the file's k-th non-blank line (counted only here)."""
     bad = np.flatnonzero(_crossing(quads))
     if len(bad) == 0:
         return
     file, line = where[bad[0]]
+    if line < 0:
+        line = [n for n, t in _lines(Path(file)) if t][-1 - line]
     rule = "self-intersecting quadrilateral (two opposite edges cross)"
     if strict:
         raise InputError(file, f"line {line}", rule)
@@ -102,6 +92,23 @@ def _check_simple(quads: np.ndarray, where: list[tuple[str, int]], strict: bool)
         f"{file}: line {line}: {rule}{more}: scored as DOTA_devkit does, its two lobes counted with opposite signs",
         stacklevel=3,
     )
+
+
+def _task1_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:
+    """(image names, float64 (n, 9): score and coordinates) of a Task1 file by numpy's C reader; (None, ...) when
+    a line is not 10 fields of a name and 9 finite numbers (the caller then reads line by line)."""
+    text = read_text(path)
+    tokens = text.split()
+    if not tokens:
+        return [], np.zeros((0, 9))
+    try:
+        num = np.loadtxt(io.StringIO(text), usecols=range(1, 10), dtype=np.float64, comments=None, ndmin=2)
+    except ValueError:
+        return None, np.zeros((0, 9))
+    # every line has >= 10 fields (usecols), so exactly 10 per line when the total matches
+    if len(tokens) != 10 * len(num) or not np.isfinite(num).all():
+        return None, np.zeros((0, 9))
+    return tokens[0::10], num
 
 
 def _lines(path: Path):
@@ -126,20 +133,14 @@ def load_dota_gt(
     """
     folder = _folder(folder, "labelTxt")
     files = sorted(folder_files(folder, ".txt"), key=lambda f: f.stem)  # the image table's order
-    images, quads, names, difficult = [], [], [], []
-    image_of, where = [], []
+    images, blocks, names, difficult, image_of, where = [], [], [], [], [], []
     for i, f in enumerate(files):
         images.append(f.stem)
-        for n, t in _lines(f):
-            if len(t) < 9:
-                continue  # a header: imagesource:, gsd:, blank
+        rows = [(n, t) for n, t in _lines(f) if len(t) >= 9]  # fewer fields: a header (imagesource:, gsd:, blank)
+        for n, t in rows:
             if len(t) > 10:
-                raise InputError(
-                    str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class [difficult]', got {len(t)} fields"
-                )
-            quads.append(_quad(t, f, n))
-            where.append((str(f), n))
-            names.append(t[8])
+                rule = f"expected 'x1 y1 ... x4 y4 class [difficult]', got {len(t)} fields"
+                raise InputError(str(f), f"line {n}", rule)
             if len(t) == 10:
                 try:
                     difficult.append(int(t[9]) != 0)
@@ -147,13 +148,17 @@ def load_dota_gt(
                     raise InputError(str(f), f"line {n}", f"difficult must be an integer, got {t[9]!r}") from None
             else:
                 difficult.append(False)
-            image_of.append(i)
+            names.append(t[8])
+            where.append((str(f), n))
+        blocks.append(number_rows([t[:8] for _, t in rows], f, [n for n, _ in rows], " ".join(COORDS)))
+        image_of += [i] * len(rows)
+    quads = np.concatenate(blocks) if blocks else np.zeros((0, 8))
     named = sorted(set(names))
     order = named if classes is None else list(classes)
     index = {c: k for k, c in enumerate(order)}
     keep = np.array([c in index for c in names], bool)
     cat = np.array([index.get(c, -1) for c in names], np.int32)[keep]
-    q = np.array(quads, np.float64).reshape(-1, 8)[keep]
+    q = quads.reshape(-1, 8)[keep]
     _check_simple(q, [w for w, k in zip(where, keep) if k], strict)
     n_rows = len(q)
     return GroundTruth(
@@ -180,7 +185,7 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) ->
     task1 = [f for f in per_class if f.name.startswith("Task1_")]
     class_index = {gt.categories.name_of(k): k for k in range(len(gt.categories))}
     image_index = {str(gt.images.id_of(k)): k for k in range(len(gt.images))}
-    quads, score, cat, img, where = [], [], [], [], []
+    blocks, cat, img, where = [], [], [], []
     ignored: list[str] = []
 
     def image_of(name: str, f: Path, n: int | None) -> int:
@@ -190,47 +195,46 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) ->
             raise InputError(str(f), None if n is None else f"line {n}", rule)
         return k
 
+    def rows_of(f: Path, form: str) -> list[tuple[int, list[str]]]:
+        rows = [(n, t) for n, t in _lines(f) if t]
+        for n, t in rows:
+            if len(t) != 10:
+                raise InputError(str(f), f"line {n}", f"expected '{form}', got {len(t)} fields")
+        return rows
+
     if task1:
         for f in task1:
-            cls = f.name[len("Task1_") : -len(".txt")]
-            k = class_index.get(cls)
+            k = class_index.get(f.name[len("Task1_") : -len(".txt")])
             if k is None:
                 ignored.append(f.name)
                 continue
-            for n, t in _lines(f):
-                if not t:
-                    continue
-                if len(t) != 10:
-                    raise InputError(
-                        str(f), f"line {n}", f"expected 'image score x1 y1 ... x4 y4', got {len(t)} fields"
-                    )
-                img.append(image_of(t[0], f, n))
-                score.append(_number(t[1], f, n, "score"))
-                quads.append(_quad(t[2:], f, n))
-                where.append((str(f), n))
-                cat.append(k)
+            names, num = _task1_rows(f)
+            if names is None:  # a line the fast reader refused: read line by line, naming the bad one
+                rows = rows_of(f, "image score x1 y1 ... x4 y4")
+                names = [t[0] for _, t in rows]
+                num = number_rows([t[1:] for _, t in rows], f, [n for n, _ in rows], "score " + " ".join(COORDS))
+            index = [image_index.get(name, -1) for name in names]
+            if -1 in index:
+                rows = [(n, t) for n, t in _lines(f) if t]
+                bad = index.index(-1)
+                image_of(names[bad], f, rows[bad][0])
+            blocks.append(num)
+            img += index
+            cat += [k] * len(names)
+            where += [(str(f), -1 - r) for r in range(len(names))]
     else:
         unnamed: set[str] = set()
         for f in per_class:
             i = image_of(f.stem, f, None)
-            for n, t in _lines(f):
-                if not t:
-                    continue
-                if len(t) != 10:
-                    raise InputError(
-                        str(f), f"line {n}", f"expected 'x1 y1 ... x4 y4 class score', got {len(t)} fields"
-                    )
-                q = _quad(t[:8], f, n)
-                s = _number(t[9], f, n, "score")
-                k = class_index.get(t[8])
-                if k is None:
-                    unnamed.add(t[8])
-                    continue
-                img.append(i)
-                score.append(s)
-                quads.append(q)
-                where.append((str(f), n))
-                cat.append(k)
+            rows = rows_of(f, "x1 y1 ... x4 y4 class score")
+            num = number_rows([[t[9], *t[:8]] for _, t in rows], f, [n for n, _ in rows], "score " + " ".join(COORDS))
+            ks = [class_index.get(t[8], -1) for _, t in rows]
+            unnamed.update(t[8] for (_, t), k in zip(rows, ks) if k < 0)
+            keep = np.array(ks, np.int64).reshape(-1) >= 0
+            blocks.append(num.reshape(-1, 9)[keep])
+            img += [i] * int(keep.sum())
+            cat += [k for k in ks if k >= 0]
+            where += [(str(f), n) for (n, _), k in zip(rows, ks) if k >= 0]
         ignored = [f"class {c!r}" for c in sorted(unnamed)]
     if ignored:
         warnings.warn(
@@ -238,13 +242,14 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) ->
             "as DOTA_devkit does",
             stacklevel=2,
         )
-    q = np.array(quads, np.float64).reshape(-1, 8)
+    num = np.concatenate(blocks).reshape(-1, 9) if blocks else np.zeros((0, 9))
+    q = np.ascontiguousarray(num[:, 1:])
     _check_simple(q, where, strict)
     return Detections(
         image=np.array(img, np.int32),
         category=np.array(cat, np.int32),
         boxes=np.ascontiguousarray(q),
-        score=np.array(score, np.float64),
+        score=np.ascontiguousarray(num[:, 0]),
         area=_area(q),
         box_format="quad",
         source=str(folder),

@@ -75,8 +75,10 @@ def test_cli_json(tmp_path):
 
 
 def test_strict_refuses_bow_ties():
-    with pytest.raises(InputError, match=r"Task1_\w+\.txt: line \d+: self-intersecting"):
+    with pytest.raises(InputError, match=r"Task1_\w+\.txt: line \d+: self-intersecting") as exc:
         evaluate(DATA / "dets", DATA / "gt", strict=True)
+    line = (DATA / "dets" / Path(exc.value.source).name).read_text().splitlines()[int(exc.value.record.split()[1]) - 1]
+    assert not is_simple_quad(np.array(line.split()[2:], float))[0]  # the line named is a bow-tie
 
 
 def test_missing_and_empty_detection_files_give_ap_zero(tmp_path):
