@@ -36,30 +36,43 @@ from deteval.vocabulary import IOU_TESTS
 TP, FP, IGNORED = 1, 0, -1
 
 
+@njit(cache=True, inline="always")
+def _decide(
+    d, g0, jmax, ovmax, gt_rows, gt_difficult, thrs, ge, taken, outcome, matched, best_gt, best_iou
+):  # pragma: no cover
+    """VOC's rule for detection ``d`` whose first-maximum IoU is ``ovmax`` at group ground truth ``jmax``."""
+    if jmax < 0:
+        return  # no candidate (quads): FP, best_gt -1
+    best_gt[d] = gt_rows[g0 + jmax]
+    best_iou[d] = ovmax
+    for t in range(len(thrs)):
+        if (ovmax >= thrs[t]) if ge else (ovmax > thrs[t]):
+            if gt_difficult[gt_rows[g0 + jmax]]:
+                outcome[t, d] = IGNORED
+            elif not taken[t, jmax]:
+                outcome[t, d] = TP
+                matched[t, d] = gt_rows[g0 + jmax]
+                taken[t, jmax] = True
+
+
+# two kernels with one rule (_decide): the box kernel compiles no polygon code
 @njit(cache=True, nogil=True)
-def _match_kernel(
-    lo, hi, gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset, quads,
+def _match_boxes(
+    lo, hi, gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset,
     outcome, matched, best_gt, best_iou,
 ):  # pragma: no cover
-    n_t = len(thrs)
-    work = quad_work()
     for g in range(lo, hi):
         g0, g1 = gt_off[g], gt_off[g + 1]
         d0, d1 = dt_off[g], dt_off[g + 1]
         if g1 == g0 or d1 == d0:
             continue  # no ground truth: every detection stays FP
-        taken = np.zeros((n_t, g1 - g0), np.bool_)
+        taken = np.zeros((len(thrs), g1 - g0), np.bool_)
         for p in range(d0, d1):
             d = dt_rows[p]
             ovmax = -np.inf
             jmax = -1
             for j in range(g1 - g0):
-                if not quads:
-                    ov = pixel_iou(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], offset)
-                elif devkit_prefilter(dt_boxes[d], gt_boxes[gt_rows[g0 + j]]):
-                    ov = quad_iou_in(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], work)
-                else:
-                    continue  # not a candidate: the devkit's polyiou never sees this pair
+                ov = pixel_iou(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], offset)
                 if ov != ov:  # NaN (overflowing boxes): np.max is NaN and np.argmax its first index
                     ovmax = ov
                     jmax = j
@@ -67,18 +80,37 @@ def _match_kernel(
                 if ov > ovmax:  # strict: the first maximum wins
                     ovmax = ov
                     jmax = j
-            if jmax < 0:
-                continue  # no candidate (quads): FP, best_gt -1
-            best_gt[d] = gt_rows[g0 + jmax]
-            best_iou[d] = ovmax
-            for t in range(n_t):
-                if (ovmax >= thrs[t]) if ge else (ovmax > thrs[t]):
-                    if gt_difficult[gt_rows[g0 + jmax]]:
-                        outcome[t, d] = IGNORED
-                    elif not taken[t, jmax]:
-                        outcome[t, d] = TP
-                        matched[t, d] = gt_rows[g0 + jmax]
-                        taken[t, jmax] = True
+            _decide(d, g0, jmax, ovmax, gt_rows, gt_difficult, thrs, ge, taken, outcome, matched, best_gt, best_iou)
+
+
+@njit(cache=True, nogil=True)
+def _match_quads(
+    lo, hi, gt_boxes, gt_difficult, dt_boxes, gt_rows, gt_off, dt_rows, dt_off, thrs, ge, offset,
+    outcome, matched, best_gt, best_iou,
+):  # pragma: no cover
+    work = quad_work()
+    for g in range(lo, hi):
+        g0, g1 = gt_off[g], gt_off[g + 1]
+        d0, d1 = dt_off[g], dt_off[g + 1]
+        if g1 == g0 or d1 == d0:
+            continue
+        taken = np.zeros((len(thrs), g1 - g0), np.bool_)
+        for p in range(d0, d1):
+            d = dt_rows[p]
+            ovmax = -np.inf  # the devkit's value when its pre-filter keeps no ground truth
+            jmax = -1
+            for j in range(g1 - g0):
+                if not devkit_prefilter(dt_boxes[d], gt_boxes[gt_rows[g0 + j]]):
+                    continue  # not a candidate: the devkit's polyiou never sees this pair
+                ov = quad_iou_in(dt_boxes[d], gt_boxes[gt_rows[g0 + j]], work)
+                if ov != ov:  # NaN (two zero-area quadrilaterals): np.max is NaN and np.argmax its first index
+                    ovmax = ov
+                    jmax = j
+                    break
+                if ov > ovmax:
+                    ovmax = ov
+                    jmax = j
+            _decide(d, g0, jmax, ovmax, gt_rows, gt_difficult, thrs, ge, taken, outcome, matched, best_gt, best_iou)
 
 
 def match_voc(
@@ -137,9 +169,9 @@ def match_voc(
     best_iou = np.zeros(n_dt)
     off = groups.gt_offsets
     run_chunks(
-        _match_kernel, len(off) - 1, np.diff(off) * np.diff(groups.dt_offsets),
+        _match_quads if geometry == "quad" else _match_boxes, len(off) - 1, np.diff(off) * np.diff(groups.dt_offsets),
         gt_boxes, gt_difficult, dt_boxes, groups.gt_rows, off, groups.dt_rows, groups.dt_offsets,
-        thrs, iou_test == "ge", 1.0 if plus_one else 0.0, geometry == "quad",
+        thrs, iou_test == "ge", 1.0 if plus_one else 0.0,
         outcome, matched, best_gt, best_iou,
     )  # fmt: skip
     return outcome, matched, best_gt, best_iou
