@@ -43,6 +43,8 @@ INPUTS: dict[str, Path | None] = {
     "dets/": VOC / "reference" / "comp4_det_files",
     "Annotations/": VOC / "gt_xml",
     "gt/": VOC / "gt_xml",
+    "Task1_results/": DATA_DIR / "dota" / "dets",
+    "labelTxt/": DATA_DIR / "dota" / "gt",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
