@@ -306,3 +306,11 @@ def test_generated_datasets_against_shapely_reference(tmp_path, data, use07):
     assert list(got) == named
     for c in named:
         assert got[c] == pytest.approx(want[c], rel=0, abs=1e-12), c
+
+
+def test_box_only_analyses_refuse_quadrilaterals():
+    from deteval.confusion import confusion_matrix
+
+    dets, gt = _quiet_load()
+    with pytest.raises(ValueError, match="quadrilaterals"):
+        confusion_matrix(dets, gt)
