@@ -61,7 +61,10 @@ __all__ = [
     "quad_area", "quad_iou", "quad_iou_in", "quad_iou_matrix", "quad_work",
 ]  # fmt: skip
 
-_BUF = 16  # vertices of a clipped polygon: a convex n-gon clipped by a convex m-gon has at most n + m
+# vertices of a clipped polygon: each clip by one edge's line gives at most 2 points per input edge (in exact
+# arithmetic a convex polygon's line crossings are 2, but rounding near a shared edge can flip signs more often),
+# so a subject of <= 4 vertices clipped by <= 4 edges stays within 4 * 2**4 = 64: no write can overflow
+_BUF = 64
 
 
 @njit(cache=True, inline="always")
