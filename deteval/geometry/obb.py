@@ -18,9 +18,9 @@ import math
 import numpy as np
 
 from deteval.geometry.quads import convex_quad_intersection
-from deteval.jit import njit
+from deteval.jit import njit, run_chunks
 
-__all__ = ["obb_corners", "obb_iou", "obb_iou_matrix"]
+__all__ = ["obb_corners", "obb_iou", "obb_iou_blocks", "obb_iou_matrix"]
 
 
 @njit(cache=True, inline="always")
@@ -64,6 +64,29 @@ def _iou_matrix(dt, gt, crowd):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _iou_blocks(lo, hi, gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_obb, gt_crowd, dt_obb, out):  # pragma: no cover
+    for grp in range(lo, hi):
+        ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
+        for d in range(nd):
+            s = dt_rows[dt_off[grp] + d]
+            for g in range(ng):
+                r = gt_rows[gt_off[grp] + g]
+                out[pair_off[grp] + d * ng + g] = obb_iou(dt_obb[s], gt_obb[r], gt_crowd[r])
+
+
+def obb_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_obb, gt_crowd, dt_obb) -> np.ndarray:
+    """:func:`obb_iou` of every (detection, ground truth) pair of every group, flat: group ``i``'s ``D x G``
+    block, row-major, starts at ``pair_off[i]`` (the layout of COCO's matching, as ``box_iou_blocks``)."""
+    out = np.empty(pair_off[-1])
+    run_chunks(
+        _iou_blocks, len(gt_off) - 1, np.diff(pair_off),
+        gt_rows, gt_off, dt_rows, dt_off, pair_off, _boxes("gt_obb", gt_obb).reshape(-1, 5),
+        np.ascontiguousarray(gt_crowd, np.bool_), _boxes("dt_obb", dt_obb).reshape(-1, 5), out,
+    )  # fmt: skip
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _corners(boxes):  # pragma: no cover - numba
     out = np.empty((boxes.shape[0], 8))
     for i in range(boxes.shape[0]):
@@ -73,6 +96,8 @@ def _corners(boxes):  # pragma: no cover - numba
 
 def _boxes(name: str, value) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
+    if arr.size == 0:
+        return np.zeros((0, 5))
     if arr.ndim == 1 and arr.shape[0] == 5:
         arr = arr.reshape(1, 5)
     if arr.ndim != 2 or arr.shape[1] != 5:

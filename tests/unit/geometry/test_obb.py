@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import shapely
 
-from deteval.geometry.obb import obb_corners, obb_iou, obb_iou_matrix
+from deteval.geometry.obb import obb_corners, obb_iou, obb_iou_blocks, obb_iou_matrix
 
 
 def boxes(rng, n, spread=30.0):
@@ -115,3 +115,19 @@ def test_gt_area_field_does_not_enter_the_iou(tmp_path):
     matched = hotcoco_matched(tmp_path, d, g, crowd, thr, gt_area=g[:, 2] * g[:, 3] * rng.uniform(0.2, 3.0, n))
     lo, hi = np.searchsorted(thr, iou - 1e-9), np.searchsorted(thr, iou + 1e-9)
     assert all(matched[i, lo[i]] and not matched[i, hi[i]] for i in np.flatnonzero(use))
+
+
+def test_blocks_are_the_matrix_per_group():
+    """The flat per-group layout COCO's matching reads: group i's D x G block, row-major, from pair_off[i]."""
+    rng = np.random.default_rng(5)
+    gt, dt = boxes(rng, 9), boxes(rng, 7)
+    crowd = rng.random(9) < 0.3
+    gt_rows, gt_off = np.array([4, 0, 2, 8, 1, 3, 5, 6, 7]), np.array([0, 3, 3, 9])
+    dt_rows, dt_off = np.array([6, 1, 0, 2, 3, 4, 5]), np.array([0, 2, 5, 7])
+    pair_off = np.concatenate([[0], np.cumsum(np.diff(dt_off) * np.diff(gt_off))])
+    out = obb_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt, crowd, dt)
+    full = obb_iou_matrix(dt, gt, crowd)
+    for i in range(3):
+        d, g = dt_rows[dt_off[i] : dt_off[i + 1]], gt_rows[gt_off[i] : gt_off[i + 1]]
+        assert np.array_equal(out[pair_off[i] : pair_off[i + 1]], full[np.ix_(d, g)].ravel())
+    assert len(out) == pair_off[-1] == 2 * 3 + 2 * 6
