@@ -707,10 +707,15 @@ def make(preset_name: str, out: Path, seed: int = 0, quiet: bool = False) -> Pat
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=sorted(PRESETS), default="coco")
+    ap.add_argument("--preset", choices=sorted([*PRESETS, "dota"]), default="coco")
     ap.add_argument("--out", type=Path, help="output dir (default benchmarks/data/<preset>)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
+    if a.preset == "dota":  # DOTA's folders of text files, not COCO JSON: make_dota.py
+        from make_dota import make_dota
+
+        make_dota(a.out or HERE / "data" / "dota", a.seed)
+        return
     make(a.preset, a.out or HERE / "data" / a.preset, a.seed)
 
 

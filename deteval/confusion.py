@@ -245,6 +245,8 @@ def confusion_matrix(
             f"expected Detections and GroundTruth (load them with deteval.io.coco.load_coco_pair), "
             f"got {type(dets).__name__} and {type(gt).__name__}"
         )
+    if "quad" in (dets.box_format, gt.box_format):  # DOTA's quadrilaterals: no axis-aligned box IoU applies
+        raise ValueError("the confusion matrix compares axis-aligned boxes, not quadrilaterals (box_format 'quad')")
     iou_thr = _check_number("iou_thr", iou_thr, 0.0, 1.0, lo_open=True)
     score_thr = _check_number("score_thr", score_thr, -math.inf, math.inf, lo_open=False)
     n_cat, n_img = len(gt.categories), len(gt.images)

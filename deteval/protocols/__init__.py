@@ -18,6 +18,7 @@ _REGISTRY: dict[str, str] = {
     "coco": "deteval.protocols.coco:COCO",
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
     "lvis": "deteval.protocols.lvis:LVIS",
+    "dota": "deteval.protocols.dota:DOTA",
     "voc07": "deteval.protocols.voc:VOC07",
     "voc10": "deteval.protocols.voc:VOC10",
 }

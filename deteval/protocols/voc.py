@@ -210,6 +210,10 @@ class VocProtocol(Protocol):
 
     renamed_options = {"iou": "iou_thrs"}
 
+    def scored(self, npos: np.ndarray) -> np.ndarray:
+        """bool (K,): the classes that get an AP and count in the mean; VOC's: those with positives."""
+        return npos > 0
+
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> VocParams:
@@ -254,6 +258,7 @@ class VocProtocol(Protocol):
 
         m, thrs, names_i = matches, params.iou_thrs, params.integrators
         n_cat = len(gt.categories)
+        valid = self.scored(m.npos)
         order, offsets = rank_by_category(m.category, m.score, n_cat)
         scores = np.ascontiguousarray(m.score[order])
         ap = np.empty((len(thrs), n_cat, len(names_i)))
@@ -262,7 +267,7 @@ class VocProtocol(Protocol):
             ap[t] = integ.average_precision_segments(
                 o == 1, o == 0, offsets, m.npos, list(names_i), ties=params.ties, scores=scores, grid=params.grid
             )
-        valid = m.npos > 0
+        ap[:, valid & (m.npos == 0)] = 0.0  # a scored class without positives (DOTA): AP 0
         m_ap = np.array([[np.mean(ap[t, valid, i]) if valid.any() else -1.0 for i in range(len(names_i))]
                          for t in range(len(thrs))])  # fmt: skip
         rank = np.empty(len(m.score), np.int64)
@@ -296,7 +301,7 @@ class VocProtocol(Protocol):
 
     def summarize(self, result: VocResult, params: VocParams) -> list[str]:
         thrs, names_i, ap, m_ap = params.iou_thrs, params.integrators, result.ap, result.mAP
-        valid = result.npos > 0
+        valid = self.scored(result.npos)
         head = (
             f"{params.protocol}: AP = {', '.join(names_i)}; IoU {'>' if params.iou_test == 'gt' else '>='} "
             f"{', '.join(f'{t:g}' for t in thrs)}; {'+1 pixel' if params.plus_one else 'no +1'}; ties: {params.ties}"

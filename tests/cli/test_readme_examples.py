@@ -48,6 +48,8 @@ INPUTS: dict[str, Path | None] = {
     "lvis_v1_val.json": DATA_DIR / "lvis100" / "lvis_val_100.json.gz",
     "lvis_results.json": DATA_DIR / "lvis100" / "dets_bbox.json.gz",
     "lvis_segm_results.json": DATA_DIR / "lvis100" / "dets_segm.json.gz",
+    "Task1_results/": DATA_DIR / "dota" / "dets",
+    "labelTxt/": DATA_DIR / "dota" / "gt",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
