@@ -42,11 +42,12 @@ REPO = HERE.parent
 IOU_TYPES = ("bbox", "segm", "keypoints")
 
 
-def _cocoapi(module, dist, imports, evaluator, unsupported=None):
+def _cocoapi(module, dist, imports, evaluator, unsupported=None, pip=None):
     """A tool with pycocotools' COCO / loadRes / COCOeval(...).evaluate/accumulate/summarize."""
     return {
         "module": module,
         "dist": dist,
+        "pip": pip or dist,
         "stages": {
             "import": imports,
             "load": "gt = COCO(GT)\ndt = gt.loadRes(DT)",
@@ -82,10 +83,35 @@ TOOLS = {
     "hotcoco": _cocoapi("hotcoco", "hotcoco", "from hotcoco import COCO, COCOeval", "COCOeval"),
     "ultrafast": _cocoapi("ultrafast_pycocotools", "ultrafast-pycocotools",
                           "from ultrafast_pycocotools import COCO, COCOeval", "COCOeval"),
+    # vernier's own path: the two files' bytes straight to its Rust reader (which parses them inside
+    # the call, so `load` is only the file reads). Its thread count is an argument, default 1.
+    "vernier": {
+        "module": "vernier",
+        "dist": "vernier",
+        "pip": "vernier pyarrow",
+        "stages": {
+            "import": "import os\nimport vernier.instance as VI",
+            "load": "gtb = open(GT, 'rb').read()\ndtb = open(DT, 'rb').read()",
+            "eval": "S = getattr(VI, f'evaluate_{IOU}_summary')(gtb, dtb, parity_mode='strict', "
+                    "max_dets=[1, 10, 100], use_cats=True, num_threads=int(os.environ['VERNIER_NUM_THREADS']))",
+        },
+        "stats": "[float(x) for x in S.stats]",
+        "unsupported": {"keypoints": "its JSON reader requires `bbox` on every result (json: missing field "
+                                     "`bbox`), which keypoint results as pose estimators write them lack; "
+                                     "see vernier-cocoeval"},
+    },
+    # vernier's drop-in for pycocotools' COCOeval over pycocotools' COCO / loadRes (which fills in the
+    # boxes of keypoint results): the one vernier route that reads the keypoint presets
+    "vernier-cocoeval": _cocoapi("vernier", "vernier",
+                                 "from pycocotools.coco import COCO\nfrom vernier import COCOeval",
+                                 "COCOeval", pip="vernier pyarrow pycocotools"),
 }
+# deteval's competitors in the issue-21 targets: each ratio is taken against the fastest of these
+RUST_TOOLS = ("hotcoco", "ultrafast", "vernier", "vernier-cocoeval")
 ALL_TOOLS = list(TOOLS)
 # pycocotools and faster-coco-eval take many minutes / run out of memory on Objects365 scale
-DEFAULT_EXCLUDE = {"o365": {"pycocotools", "faster-coco-eval"}}
+# (vernier-cocoeval loads with pycocotools' COCO, as slow there)
+DEFAULT_EXCLUDE = {"o365": {"pycocotools", "faster-coco-eval", "vernier-cocoeval"}}
 
 STAGES = ["import", "load", "evaluate", "accumulate", "summarize", "eval", "total"]
 COLUMNS = STAGES + ["process", "rss_mb"]  # what the tables show, per tool
@@ -216,11 +242,36 @@ def tables(summary, tools):
             m = summary[t].get("median")
             if t == "deteval" or not m:
                 continue
-            rrows.append([t] + [_ratio(d.get(c), m.get(c)) for c in
-                                ("import", "load", "eval", "total", "process", "rss_mb")])
+            rrows.append([t] + [_ratio(d.get(c), m.get(c)) for c in RATIO_COLUMNS])
+        best = fastest(summary, tools)
+        if best:
+            rrows.append(["**fastest (RSS: leanest) of " + ", ".join(t for t in RUST_TOOLS if t in tools) + "**"]
+                         + [f"**{_ratio(d.get(c), best[c][1])}** ({best[c][0]})" if c in best else "—"
+                            for c in RATIO_COLUMNS])
         if rrows:
             out.append(_md(rhead, rrows))
     return "\n\n".join(out)
+
+
+RATIO_COLUMNS = ("import", "load", "eval", "total", "process", "rss_mb")
+# the columns the targets name; stage columns split differently per tool (vernier parses inside its
+# eval call), so a per-stage minimum across tools would compare unlike things
+TARGET_COLUMNS = ("total", "process", "rss_mb")
+
+
+def fastest(summary, tools):
+    """Per target column, (tool, value) of the lowest median among RUST_TOOLS that ran with stats
+    not shown unequal: what deteval's targets are set against."""
+    best = {}
+    for t in tools:
+        s = summary[t]
+        if t not in RUST_TOOLS or "median" not in s or s.get("match") is False:
+            continue
+        for c in TARGET_COLUMNS:
+            v = s["median"].get(c)
+            if v is not None and (c not in best or v < best[c][1]):
+                best[c] = (t, v)
+    return best
 
 
 def _md(head, rows):
@@ -253,11 +304,22 @@ def cold_vs_warm(gt, dt, iou, env, runs, timeout):
     return out
 
 
-def installed(tool):
+def missing(tool, env):
+    """None when the tool's import stage runs in a child with the bench's env, else why not.
+
+    A module that is found but fails to import (vernier without pyarrow) counts as missing, so
+    the run reports it up front instead of as an error row."""
     mod = TOOLS[tool]["module"]
     if tool == "deteval" and str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    return importlib.util.find_spec(mod) is not None
+    if importlib.util.find_spec(mod) is None:
+        return f"not installed (no module {mod!r}; pip install {TOOLS[tool].get('pip', TOOLS[tool]['dist'])})"
+    p = subprocess.run([sys.executable, "-c", TOOLS[tool]["stages"]["import"]], env=env, cwd=REPO,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        return f"not installed: its import fails ({why})"
+    return None
 
 
 def version(tool):
@@ -309,9 +371,14 @@ def main(argv=None):
         import bench_lvis
 
         TOOLS.clear()
-        TOOLS.update(bench_lvis.TOOLS)  # measure(), installed() and version() read TOOLS
+        TOOLS.update(bench_lvis.TOOLS)  # measure(), missing() and version() read TOOLS
         references, default_runs = bench_lvis.REFERENCES, bench_lvis.TOOL_RUNS
     all_tools = list(TOOLS)
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    n = str(a.threads)
+    env.update(RAYON_NUM_THREADS=n, NUMBA_NUM_THREADS=n, OMP_NUM_THREADS=n, VERNIER_NUM_THREADS=n)
 
     if a.tools:
         wanted = [t.strip() for t in a.tools.split(",") if t.strip()]
@@ -320,15 +387,16 @@ def main(argv=None):
             ap.error(f"unknown tools {unknown}; choose from {all_tools}")
     else:
         wanted = [t for t in all_tools if t not in DEFAULT_EXCLUDE.get(a.preset, ())]
-    tools = []
+    tools, skipped = [], {}
     for t in wanted:
-        if not installed(t):
-            print(f"skipping {t}: not installed", file=sys.stderr)
-        elif iou in TOOLS[t]["unsupported"]:
-            print(f"skipping {t}: no iou_type {iou!r} ({TOOLS[t]['unsupported'][iou]})",
-                  file=sys.stderr)
-        else:
+        why = missing(t, env)
+        if why is None and iou in TOOLS[t]["unsupported"]:
+            why = f"no iou_type {iou!r}: {TOOLS[t]['unsupported'][iou]}"
+        if why is None:
             tools.append(t)
+        else:
+            skipped[t] = why
+            print(f"skipping {t}: {why}", file=sys.stderr)
     if not tools:
         ap.error("no tool to run")
     n_runs = {t: default_runs.get(t, a.runs) for t in tools}
@@ -338,11 +406,6 @@ def main(argv=None):
             ap.error(f"--tool-runs wants TOOL=N with N >= 1 and TOOL one of {all_tools}, got {item!r}")
         if name in n_runs:
             n_runs[name] = int(count)
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    n = str(a.threads)
-    env.update(RAYON_NUM_THREADS=n, NUMBA_NUM_THREADS=n, OMP_NUM_THREADS=n)
 
     if "deteval" in tools:  # fill the numba cache once, so runs measure the warm path
         measure("deteval", gt, dt, iou, env, a.timeout)
@@ -382,10 +445,12 @@ def main(argv=None):
         "images": len(g["images"]), "gt": len(g["annotations"]), "detections": n_dets,
         "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "reference": ref,
-        "versions": {t: version(t) for t in tools},
+        "versions": {t: version(t) for t in tools}, "not_run": skipped,
     }
     del g
-    result = {"meta": meta, "tools": summary, "raw": runs}
+    best = fastest(summary, tools)
+    result = {"meta": meta, "tools": summary, "raw": runs,
+              "fastest_other": {c: {"tool": t, "value": v} for c, (t, v) in best.items()}}
 
     counts = sorted(set(n_runs.values()))
     how_many = (f"{counts[0]}" if len(counts) == 1
@@ -393,6 +458,8 @@ def main(argv=None):
     print(f"\n## {a.preset}, {iou}: {meta['images']} images, {meta['gt']} GT, {n_dets} detections; "
           f"median of {how_many} run(s), {a.threads} threads; stats checked against {ref}\n")
     print("versions: " + ", ".join(f"{t} {v}" for t, v in meta["versions"].items()))
+    for t, why in skipped.items():
+        print(f"not run: {t}: {why}")
     print("load average at the end (1, 5, 15 min): "
           + ", ".join(f"{x:.2f}" for x in meta["load_average"]) + f" on {os.cpu_count()} CPUs\n")
     print(tables(summary, tools))
