@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from deteval.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
+
 # pycocotools' own module, for the two methods deteval does not redo (drawing, downloading)
 from deteval.pycocotools._reference import coco_module as _reference
-from deteval.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 
 __all__ = ["COCO"]
 

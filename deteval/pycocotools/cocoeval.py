@@ -111,7 +111,7 @@ class COCOeval:
         print(f"DONE (t={time.time() - tic:0.2f}s).")
 
     def accumulate(self, p: Any = None) -> None:
-        """precision ``[T,R,K,A,M]``, recall ``[T,K,A,M]`` and scores into ``eval`` (``p``: params, default ``params``)."""
+        """precision ``[T,R,K,A,M]``, recall ``[T,K,A,M]`` and scores into ``eval`` (``p``: default ``params``)."""
         print("Accumulating evaluation results...")
         tic = time.time()
         if self._evaluated is None or not len(self._paramsEval.imgIds):
@@ -207,4 +207,3 @@ def _same_layout(p: Any, pe: Any, pe_cats: list) -> bool:
         )
     except TypeError:
         return False
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from deteval.pycocotools._reference import mask_ext as _mask
 
 __all__ = ["area", "decode", "encode", "frPyObjects", "iou", "merge", "toBbox"]
