@@ -9,7 +9,9 @@ file itself when the object was read from one and not re-indexed since.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import gc
 import itertools
 import json
 import time
@@ -24,6 +26,19 @@ from deteval.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' n
 from deteval.pycocotools._reference import coco_module as _reference
 
 __all__ = ["COCO"]
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """The cyclic garbage collector paused: building millions of small records (no cycles among them) runs
+    2-3x faster without its passes over every live object (pycocotools' loadRes spends most of its time there)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _is_array_like(obj: Any) -> bool:
@@ -43,7 +58,7 @@ class COCO:
         if annotation_file is not None:
             print("loading annotations into memory...")
             tic = time.time()
-            with open(annotation_file) as f:
+            with open(annotation_file) as f, _gc_paused():
                 dataset = json.load(f)
             assert type(dataset) is dict, f"annotation file format {type(dataset)} not supported"
             print(f"Done (t={time.time() - tic:0.2f}s)")
@@ -53,6 +68,10 @@ class COCO:
 
     def createIndex(self) -> None:  # noqa: N802 - pycocotools' name
         """Build the id -> record indexes from ``.dataset`` (a repeated id: the last record wins)."""
+        with _gc_paused():
+            self._create_index()
+
+    def _create_index(self) -> None:
         print("creating index...")
         anns, cats, imgs = {}, {}, {}
         img_to_anns, cat_to_imgs = defaultdict(list), defaultdict(list)
@@ -166,6 +185,10 @@ class COCO:
         ``keypoints``, else ``caption``) and the records are completed in place: ``id`` (1-based position),
         ``area``, ``iscrowd`` 0, and a box polygon (box branch) or the mask's box (mask branch).
         """
+        with _gc_paused():
+            return self._load_res(resFile)
+
+    def _load_res(self, resFile: Any) -> COCO:  # noqa: N803
         res = COCO()
         res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
         res.dataset["images"] = list(self.dataset["images"])
