@@ -22,6 +22,8 @@ from deteval.pycocotools.params import Params
 __all__ = ["COCOeval", "Params"]
 
 _UNSET = object()
+_STEPS = ("_prepare", "computeIoU", "computeOks", "evaluateImg")
+_NO_STEPS = "deteval's COCOeval evaluates all images at once on its kernels, not image by image"
 
 
 class COCOeval:
@@ -87,8 +89,27 @@ class COCOeval:
         return ids if ev.dt_kept is None else ids[ev.dt_kept]
 
     # ------------------------------------------------------------------------------------------
+    # pycocotools' per-image steps: deteval has no per-image steps to run or to override
+    def _prepare(self) -> None:
+        raise NotImplementedError(_NO_STEPS)
+
+    def computeIoU(self, imgId: Any, catId: Any) -> Any:  # noqa: N802, N803
+        raise NotImplementedError(_NO_STEPS + " (read .ious after evaluate())")
+
+    def computeOks(self, imgId: Any, catId: Any) -> Any:  # noqa: N802, N803
+        raise NotImplementedError(_NO_STEPS + " (read .ious after evaluate())")
+
+    def evaluateImg(self, imgId: Any, catId: Any, aRng: Any, maxDet: Any) -> Any:  # noqa: N802, N803
+        raise NotImplementedError(_NO_STEPS + " (read .evalImgs after evaluate())")
+
     def evaluate(self) -> None:
         """Match detections to ground truth on every image and category of ``params`` (printing as pycocotools)."""
+        overridden = [name for name in _STEPS if getattr(type(self), name) is not getattr(COCOeval, name)]
+        if overridden:  # a subclass's own overlaps or matching would be silently ignored: say so instead
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides {', '.join(overridden)}: deteval's COCOeval matches on its own "
+                "kernels and never calls them; evaluate such a subclass with pycocotools' COCOeval"
+            )
         tic = time.time()
         print("Running per image evaluation...")
         p = self.params

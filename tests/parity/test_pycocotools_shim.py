@@ -16,7 +16,7 @@ import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from shim_twins import compare_drivers
 
-from deteval.pycocotools import COCO, COCOeval, Params
+from deteval.pycocotools import COCO, COCOeval, Params, cocoeval
 
 KPT_GT, KPT_DT = DATA_DIR / "keypoints1" / "gt_dataset.json", DATA_DIR / "keypoints1" / "dt_dataset.json"
 FAKE_GT = DATA_DIR / "coco_fake100" / "instances_val2014_100.json"
@@ -377,3 +377,25 @@ def test_containers_are_read_once_and_again_after_create_index():
     assert gt._deteval_cache == {} and gt._deteval_file is None
     ev.evaluate()
     assert len(ev._evaluated.gt) <= 10 < len(first)
+
+
+def test_evaluate_builds_no_per_image_records():
+    """evaluate(), accumulate() and summarize() leave evalImgs and ious unbuilt until they are read."""
+    gt = COCO(str(FAKE_GT))
+    ev = COCOeval(gt, gt.loadRes(_results(FAKE_BBOX)), "bbox")
+    ev.evaluate()
+    ev.accumulate()
+    ev.summarize()
+    assert ev._eval_imgs is cocoeval._UNSET and ev._ious is cocoeval._UNSET
+    assert len(ev.evalImgs) == 80 * 4 * len(gt.getImgIds()) and len(ev.ious) == 80 * len(gt.getImgIds())
+
+
+def test_subclass_overriding_a_per_image_step_is_refused():
+    class RotatedIoU(COCOeval):
+        def computeIoU(self, imgId, catId):  # noqa: N802, N803
+            return []
+
+    gt = COCO(str(FAKE_GT))
+    ev = RotatedIoU(gt, gt.loadRes(_results(FAKE_BBOX)), "bbox")
+    with pytest.raises(NotImplementedError, match="RotatedIoU overrides computeIoU"):
+        ev.evaluate()
