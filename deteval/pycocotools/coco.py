@@ -29,9 +29,15 @@ __all__ = ["COCO"]
 
 
 @contextlib.contextmanager
-def _gc_paused():
-    """The cyclic garbage collector paused: building millions of small records (no cycles among them) runs
-    2-3x faster without its passes over every live object (pycocotools' loadRes spends most of its time there)."""
+def gc_paused(settle: bool = False):
+    """The cyclic garbage collector paused, and with ``settle`` one full collection after.
+
+    Records hold no cycles, but every collection walks every live object: while pycocotools' loaders
+    build millions of records its collections run again and again over the growing heap (most of
+    ``loadRes``' time), and they go on in whatever runs next (importing numba in ``evaluate()``: seconds).
+    Built with the collector paused, then settled by one full collection (they move to the oldest
+    generation, which is walked again only once the heap grows by a quarter), they cost one walk.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -39,6 +45,8 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+            if settle:
+                gc.collect()
 
 
 def _is_array_like(obj: Any) -> bool:
@@ -58,7 +66,7 @@ class COCO:
         if annotation_file is not None:
             print("loading annotations into memory...")
             tic = time.time()
-            with open(annotation_file) as f, _gc_paused():
+            with open(annotation_file) as f, gc_paused():
                 dataset = json.load(f)
             assert type(dataset) is dict, f"annotation file format {type(dataset)} not supported"
             print(f"Done (t={time.time() - tic:0.2f}s)")
@@ -68,7 +76,7 @@ class COCO:
 
     def createIndex(self) -> None:  # noqa: N802 - pycocotools' name
         """Build the id -> record indexes from ``.dataset`` (a repeated id: the last record wins)."""
-        with _gc_paused():
+        with gc_paused(settle=True):
             self._create_index()
 
     def _create_index(self) -> None:
@@ -185,7 +193,7 @@ class COCO:
         ``keypoints``, else ``caption``) and the records are completed in place: ``id`` (1-based position),
         ``area``, ``iscrowd`` 0, and a box polygon (box branch) or the mask's box (mask branch).
         """
-        with _gc_paused():
+        with gc_paused(settle=True):
             return self._load_res(resFile)
 
     def _load_res(self, resFile: Any) -> COCO:  # noqa: N803

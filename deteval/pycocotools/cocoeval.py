@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from deteval.pycocotools import engine, views
+from deteval.pycocotools.coco import gc_paused
 from deteval.pycocotools.params import Params
 
 __all__ = ["COCOeval", "Params"]
@@ -117,14 +118,15 @@ class COCOeval:
             p.iouType = "segm" if p.useSegm == 1 else "bbox"
             print(f"useSegm (deprecated) is not None. Running {p.iouType} evaluation")
         print(f"Evaluate annotation type *{p.iouType}*")
-        p.imgIds = list(np.unique(p.imgIds))
+        p.imgIds = list(_unique(p.imgIds))
         if p.useCats:
-            p.catIds = list(np.unique(p.catIds))
+            p.catIds = list(_unique(p.catIds))
         p.maxDets = sorted(p.maxDets)
         self.params = p
         if p.iouType not in ("segm", "bbox", "keypoints"):
             raise UnboundLocalError("cannot access local variable 'computeIoU' where it is not associated with a value")
-        self._evaluated = engine.evaluate(self.cocoGt, self.cocoDt, p)
+        with gc_paused():  # the datasets' millions of records would be walked by every collection
+            self._evaluated = engine.evaluate(self.cocoGt, self.cocoDt, p)
         self._eval_imgs = _UNSET
         self._ious = _UNSET
         self.eval = {}
@@ -143,7 +145,8 @@ class COCOeval:
         pe = self._paramsEval
         pe_cats = pe.catIds if pe.useCats else [-1]  # before any evaluate(): AttributeError, as pycocotools
         if _same_layout(p, pe, pe_cats):
-            precision, recall, scores = engine.accumulate(self._evaluated, p.recThrs, p.maxDets)
+            with gc_paused():
+                precision, recall, scores = engine.accumulate(self._evaluated, p.recThrs, p.maxDets)
         else:  # params changed since evaluate(): pycocotools' own walk over evalImgs, its index rules included
             precision, recall, scores = views.accumulate_records(self.evalImgs, p, pe)
         n_cat = len(p.catIds) if p.useCats else 1
@@ -213,6 +216,16 @@ class COCOeval:
     def __str__(self) -> str:
         self.summarize()  # pycocotools returns None here: str() of it raises TypeError, as there
         return None  # type: ignore[return-value]
+
+
+def _unique(values: Any) -> np.ndarray:
+    """``np.unique(values)``, by a sort for integers and strings: numpy 2's ``np.unique`` is hashed, and its first
+    call imports ``numpy.ma`` (a second or more in a process holding a large dataset)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iuUSb":  # floats (NaN), objects: numpy's own rules
+        return np.unique(values)
+    arr = np.sort(arr.ravel())
+    return arr[np.concatenate([[True], arr[1:] != arr[:-1]])] if len(arr) else arr
 
 
 def _same_layout(p: Any, pe: Any, pe_cats: list) -> bool:

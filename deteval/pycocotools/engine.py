@@ -29,10 +29,16 @@ def containers(coco_gt: Any, coco_dt: Any, iou_type: str) -> tuple[Detections, G
     loaders (the byte scanner on large files: faster than walking the records); any other is read from
     its ``.dataset``. Result records not made by ``loadRes`` keep their own ``area``, as pycocotools reads it.
     """
-    from deteval.io.coco import load_coco_gt, load_coco_results
+    from deteval.io.coco import load_coco_gt, load_coco_pair, load_coco_results
 
     key = ("gt", iou_type)
     gt = coco_gt._deteval_cache.get(key)
+    if gt is None and coco_gt._deteval_file is not None and coco_dt._deteval_file is not None:
+        # both files: the results are scanned on pool threads while the ground truth loads
+        dets, gt = load_coco_pair(coco_dt._deteval_file, coco_gt._deteval_file, iou_type=iou_type)
+        coco_gt._deteval_cache[key] = gt
+        coco_dt._deteval_cache[("dt", iou_type, id(gt))] = (gt, dets)
+        return dets, gt
     if gt is None:
         gt = load_coco_gt(coco_gt._deteval_file or coco_gt.dataset, iou_type=iou_type)
         coco_gt._deteval_cache[key] = gt
@@ -130,11 +136,21 @@ class Evaluated:
 
 def evaluate(coco_gt: Any, coco_dt: Any, p: Any) -> Evaluated:
     """Group, overlap and match the records of ``p.imgIds`` / ``p.catIds``, pycocotools' way."""
+    from deteval import accumulate, matching
     from deteval.accumulate import positives_per_category
+    from deteval.jit import in_background, preload
     from deteval.matching.coco import match_groups
     from deteval.matching.groups import group_by_image_category
 
     params = params_of(p)
+    # the matching and accumulation kernels load on a thread of their own while the files are read
+    later = (*matching.coco.KERNELS, *accumulate.KERNELS)
+    if params.iou_type == "bbox":
+        from deteval.geometry import boxes
+
+        later = (*boxes.KERNELS, *later)
+    if not all(getattr(kernel, "overloads", True) for kernel in later):  # once per process, in effect
+        in_background(preload, later)
     dets, gt = containers(coco_gt, coco_dt, p.iouType)
     dets, gt, dt_kept = _subset(dets, gt, p.imgIds, p.catIds, params.use_cats)
     groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
