@@ -137,7 +137,7 @@ class COCOeval:
         """precision ``[T,R,K,A,M]``, recall ``[T,K,A,M]`` and scores into ``eval`` (``p``: default ``params``)."""
         print("Accumulating evaluation results...")
         tic = time.time()
-        if self._evaluated is None or not len(self._paramsEval.imgIds):
+        if self._evaluated is None or not _n_records(self._paramsEval):  # pycocotools: "if not self.evalImgs"
             print("Please run evaluate() first")
         if p is None:
             p = self.params
@@ -216,6 +216,11 @@ class COCOeval:
     def __str__(self) -> str:
         self.summarize()  # pycocotools returns None here: str() of it raises TypeError, as there
         return None  # type: ignore[return-value]
+
+
+def _n_records(p: Any) -> int:
+    """How many ``evalImgs`` records an evaluation with params ``p`` has (None ones included)."""
+    return len(p.catIds if p.useCats else [-1]) * len(p.areaRng) * len(p.imgIds)
 
 
 def _unique(values: Any) -> np.ndarray:

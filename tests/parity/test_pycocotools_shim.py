@@ -132,6 +132,12 @@ BBOX_MUTATIONS = [
     lambda p: setattr(p, "imgIds", p.imgIds[:3]),
     _set(imgIds=[]),
     lambda p: setattr(p, "imgIds", sorted(set(a["image_id"] for a in _load(FAKE_GT)["annotations"]))),
+    _set(catIds=[]),  # no records: accumulate() says "Please run evaluate() first", as pycocotools
+    _set(catIds=[1, 18], areaRng=[], areaRngLbl=[]),
+    _set(
+        areaRng=[[0, 1e10], [0, 32**2], [32**2, 96**2], [96**2, 1e10]], areaRngLbl=["all", "small", "medium", "large"]
+    ),
+    lambda p: setattr(p, "imgIds", sorted(set(a["image_id"] for a in _load(FAKE_GT)["annotations"]))),
     _set(catIds=[18, 1, 1, 62, 999]),  # unsorted, repeated, 999 unknown
     _set(maxDets=[1, 10, 300]),
     _set(maxDets=[300, 1, 10]),  # sorted by evaluate()
