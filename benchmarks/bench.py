@@ -74,6 +74,8 @@ TOOLS = {
         "cli": ["-m", "deteval", "--protocol", "coco", "--iou-type", "{IOU}", "{DT}", "{GT}"],
         "unsupported": {},
     },
+    # deteval's pycocotools objects (deteval.pycocotools): pycocotools' API on deteval's kernels
+    "deteval-shim": _cocoapi("deteval", "deteval", "from deteval.pycocotools import COCO, COCOeval", "COCOeval"),
     "pycocotools": _cocoapi("pycocotools", "pycocotools",
                             "from pycocotools.coco import COCO\n"
                             "from pycocotools.cocoeval import COCOeval", "COCOeval"),

@@ -14,10 +14,11 @@ from deteval.result import CocoResult, EvalResult, VocResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from deteval.evaluator import Evaluator
+    from deteval.pycocotools import init_as_pycocotools
 
 __all__ = [
     "evaluate", "load", "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
-    "load_coco_gt", "load_coco_results",
+    "load_coco_gt", "load_coco_results", "init_as_pycocotools",
 ]  # fmt: skip
 __version__ = "0.1.0"
 
@@ -28,4 +29,8 @@ def __getattr__(name: str):
         from deteval.evaluator import Evaluator
 
         return Evaluator
+    if name == "init_as_pycocotools":  # numpy-only until called, but pycocotools' import is not free
+        from deteval.pycocotools import init_as_pycocotools
+
+        return init_as_pycocotools
     raise AttributeError(f"module 'deteval' has no attribute {name!r}")

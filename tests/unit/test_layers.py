@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 5 analysis and report, read from results
     ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide"),
     # 6 the public entry points
-    ("api",),
+    ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
     ("evaluator", "evaluator_state", "evaluator_inputs", "distributed", "dask", "__init__"),
     # 8 the command line
