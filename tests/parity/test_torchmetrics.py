@@ -12,10 +12,11 @@ documented conversions, in ``sys.modules`` for the test's duration only, and tel
 ``mean_ap`` module that torchvision is available (its check ran at import, when it was not).
 With ``box_format="xywh"`` (what the test feeds) box_convert is the identity either way.
 
-Hook for the pycocotools drop-in (issue 16): :data:`REFERENCES` names the pycocotools torchmetrics
-imports. ``None`` is the installed pycocotools; a callable is run before torchmetrics' ``compute()``
-and everything it put in ``sys.modules`` under ``pycocotools`` is undone after the test. Adding the
-shim is one line there: ``"deteval-shim": lambda: deteval.init_as_pycocotools(),``.
+:data:`REFERENCES` names the pycocotools torchmetrics imports: the installed pycocotools (``None``), and
+deteval's drop-in (``deteval.init_as_pycocotools()``, issue 16), run before torchmetrics' ``compute()``;
+everything put in ``sys.modules`` under ``pycocotools`` is undone after the test. Every key must equal
+deteval's own ``to_torchmetrics()`` under both, so torchmetrics gives the same numbers with and without
+the drop-in.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from deteval.errors import InputError  # noqa: E402
 # the pycocotools torchmetrics' compute() runs on: None, the installed one; else a callable that installs another
 REFERENCES: dict[str, Callable[[], object] | None] = {
     "pycocotools": None,
+    "deteval-shim": lambda: deteval.init_as_pycocotools(),
 }
 
 # torchmetrics' default thresholds (MeanAveragePrecision.__init__): float32 grids, not pycocotools' float64 ones
