@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.evaluator_inputs import _to_numpy_all, category_table
+from deteval.evaluator_inputs import category_table, to_numpy_all
 from deteval.io.lvis import FREQUENCIES, Federated
 from deteval.types import IdTable
 
@@ -123,7 +123,7 @@ def federated_of_batch(target: list, image_ids: list, table: IdTable, frequency:
         A list that is not of integer ids, or names an id outside the categories (naming the update,
         the image and the list).
     """
-    raw = _to_numpy_all([t.get(key) for t in target for key in LIST_KEYS])
+    raw = to_numpy_all([t.get(key) for t in target for key in LIST_KEYS])
     parts: dict[str, list] = {key: [] for key in LIST_KEYS}
     for i in range(len(target)):
         rec = f"update {call}, target[{i}]" + ("" if image_ids[i] is None else f" (image_id={image_ids[i]!r})")
