@@ -103,8 +103,10 @@ class Evaluator:
         ``not_exhaustive_category_ids`` (the image's LVIS lists, as lists, arrays or tensors of ids;
         missing: empty) and its ``area`` (LVIS's GT area; default the box's, or with masks the mask's);
         ``iscrowd`` is not read. Each image's 300 best results across categories are kept, ties in the
-        order of its prediction dict. The COCO options below (``iou_thrs`` ... ``use_cats``, ``compat``)
-        do not apply; Fixed AP (a cut per category over the dataset) is not offered here.
+        order of its prediction dict (``max_dets``, one integer, changes the 300, as ``LVISResults``'
+        ``max_dets`` does). The other COCO options below (``iou_thrs``, ``rec_thrs``, ``area_ranges``,
+        ``use_cats``, ``compat``) do not apply; Fixed AP (a cut per category over the dataset) is not
+        offered here.
     iou_type : "bbox" or "segm"
     box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"
         How ``boxes`` are given. COCO computes IoU on xywh: xyxy becomes xywh by one
@@ -190,12 +192,17 @@ class Evaluator:
             from deteval.evaluator_lvis import lvis_categories
             from deteval.protocols.lvis import make_params as lvis_params
 
-            coco_only = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges, "max_dets": max_dets}
+            coco_only = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges}
             given = [k for k, v in coco_only.items() if v is not None] + ([] if use_cats else ["use_cats"])
             if given:
                 rule = f"{given[0]} is an option of the coco protocol; the lvis protocol's parameters are lvis-api's"
                 raise InputError(given[0], None, rule)
-            self.params = lvis_params(iou_type)
+            cut = max_dets
+            if isinstance(cut, Sequence) and not isinstance(cut, str) and len(cut) == 1:
+                cut = cut[0]
+            if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1):
+                raise InputError("max_dets", None, f"the lvis protocol's max_dets is one positive integer, got {cut!r}")
+            self.params = lvis_params(iou_type, preset=None if cut is None else {"max_dets": int(cut)})
             self.categories, self.frequency = lvis_categories(categories, frequencies)
         else:
             if frequencies is not None:

@@ -5,9 +5,12 @@ evaluator; bad categories, frequencies and federated lists are InputErrors namin
 from __future__ import annotations
 
 import pickle
+import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lvis_oracle import assert_same, fixture_files, lvis100_categories, lvis100_images, run_lvis
 
 import deteval
@@ -133,6 +136,71 @@ def test_empty_evaluator_is_valid():
 
 
 # --------------------------------------------------------------------------------------------
+# generated federated datasets: small cuts (max_dets) so that images go over them, ties at the cut
+
+
+def _case(seed: int, max_dets: int) -> tuple[dict, list]:
+    rng = random.Random(seed)
+    n_cat, size = rng.randint(1, 6), rng.choice([40, 120])
+    cat_ids = sorted(rng.sample(range(1, 3 * n_cat + 1), n_cat))
+    cats = [{"id": c, "name": f"c{c}", "frequency": rng.choice("rcf")} for c in cat_ids]
+    images, anns, dets = [], [], []
+
+    def box() -> list[float]:
+        w, h = rng.choice([(32, 32), (96, 96), (0, 5), (1, 1), (rng.randint(1, size), rng.randint(1, size))])
+        return [float(rng.randint(0, size // 2)), float(rng.randint(0, size // 2)), float(w), float(h)]
+
+    for img in range(1, rng.randint(1, 5) + 1):
+        neg, nel = rng.sample(cat_ids, rng.randint(0, n_cat)), rng.sample(cat_ids, rng.randint(0, min(2, n_cat)))
+        images.append({"id": img, "height": size, "width": size, "neg_category_ids": neg,
+                       "not_exhaustive_category_ids": nel})  # fmt: skip
+        gts = []
+        for _ in range(rng.randint(0, 5)):
+            b = box()
+            area = rng.choice([b[2] * b[3]] * 3 + [0.0, 1024.0, 9216.0])
+            flags = {"ignore": int(rng.random() < 0.1), "iscrowd": int(rng.random() < 0.1)}
+            gts.append({"id": len(anns) + len(gts) + 1, "image_id": img, "category_id": rng.choice(cat_ids), "bbox": b,
+                        "area": area, **flags})  # fmt: skip
+        anns += gts
+        for _ in range(rng.randint(0, 2 * max_dets + 2)):
+            if gts and rng.random() < 0.6:
+                g = rng.choice(gts)
+                b = [max(v + rng.choice([0, 0, 1, -1]), 0.0) for v in g["bbox"]]
+                cat = g["category_id"] if rng.random() < 0.8 else rng.choice(cat_ids)
+            else:
+                b, cat = box(), rng.choice(cat_ids)
+            dets.append({"image_id": img, "category_id": cat, "bbox": b, "score": rng.choice([0.1, 0.5, 0.5, 0.9])})
+    if not dets:  # lvis-api reads the first result: it needs one
+        dets.append({"image_id": 1, "category_id": cat_ids[0], "bbox": [0.0, 0.0, 4.0, 4.0], "score": 0.5})
+    rng.shuffle(dets)
+    return {"images": images, "annotations": anns, "categories": cats}, dets
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 3, 300]), st.integers(1, 3))
+def test_generated_datasets(seed, max_dets, batch_size):
+    gt, dets = _case(seed, max_dets)
+    ev_api = run_lvis(gt, dets, "bbox", max_dets=max_dets)
+    ref = deteval.evaluate(dets, gt, protocol="lvis", config={"max_dets": max_dets})
+    items = []
+    for im in random.Random(seed).sample(gt["images"], len(gt["images"])):
+        a = [x for x in gt["annotations"] if x["image_id"] == im["id"]]
+        r = [x for x in dets if x["image_id"] == im["id"]]  # file order: ties at the cut as in the file
+        pred = {"boxes": np.array([x["bbox"] for x in r]).reshape(-1, 4), "scores": [x["score"] for x in r],
+                "labels": [x["category_id"] for x in r]}  # fmt: skip
+        target = {"image_id": im["id"], "boxes": np.array([x["bbox"] for x in a]).reshape(-1, 4),
+                  "labels": [x["category_id"] for x in a], "area": [x["area"] for x in a],
+                  "ignore": [x["ignore"] for x in a], "iscrowd": [x["iscrowd"] for x in a],
+                  "neg_category_ids": im["neg_category_ids"],
+                  "not_exhaustive_category_ids": im["not_exhaustive_category_ids"]}  # fmt: skip
+        items.append((pred, target))
+    ev = deteval.Evaluator(protocol="lvis", box_format="xywh", categories=gt["categories"], max_dets=max_dets)
+    res = _feed(ev, items, batch_size).compute()
+    assert_equal_results(res, ref)
+    assert_same(res, ev_api)
+
+
+# --------------------------------------------------------------------------------------------
 # bad input
 
 
@@ -187,6 +255,8 @@ def test_labels_outside_the_categories(bbox_items):
         ({"categories": [{"id": 1, "frequency": "r"}], "frequencies": {1: "r"}}, "also in its categories record"),
         ({"categories": {"a": "cat"}, "frequencies": {}}, "integers"),
         ({"iou_thrs": [0.5]}, "iou_thrs is an option of the coco protocol"),
+        ({"categories": [{"id": 1, "frequency": "r"}], "max_dets": [1, 10]}, "max_dets is one positive integer"),
+        ({"categories": [{"id": 1, "frequency": "r"}], "max_dets": 0}, "max_dets is one positive integer"),
         ({"iou_type": "keypoints"}, "evaluates 'bbox' and 'segm'"),
     ],
 )
