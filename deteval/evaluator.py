@@ -281,7 +281,9 @@ class Evaluator:
             Lists of different lengths, a missing key, boxes not of shape (n, 4), arrays of
             different lengths within an image, NaN or infinite values, a negative width or
             height, labels outside ``categories``, an image id given twice in the batch, or
-            images with and without ``image_id`` in one evaluator.
+            images with and without ``image_id`` in one evaluator; with the lvis protocol, a
+            ``neg_category_ids`` or ``not_exhaustive_category_ids`` that is not a flat list of
+            integer ids or names an id outside ``categories``.
         """
         self._calls += 1
         preds, target = as_list(preds, "preds"), as_list(target, "target")
