@@ -37,7 +37,8 @@ from deteval.evaluator_inputs import (
     with_masks,
 )
 from deteval.evaluator_state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
-from deteval.protocols.coco import CocoMatches, CocoParams, make_params, match
+from deteval.io.lvis import LvisGroundTruth
+from deteval.protocols.coco import CocoMatches, make_params, match
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, xywh_area
 
@@ -50,14 +51,18 @@ __all__ = [
     "state_from_matches",
 ]
 
-PROTOCOLS = ("coco",)
+PROTOCOLS = ("coco", "lvis")
 
 
-def _match_with_threads(dets: Detections, gt: GroundTruth, params: CocoParams, threads: int | None) -> CocoMatches:
-    """``match()`` with its kernels on ``threads`` threads (the calling thread's setting only)."""
+def _match_with_threads(dets: Detections, gt: GroundTruth, params: Any, threads: int | None) -> CocoMatches:
+    """The protocol's ``match()`` with its kernels on ``threads`` threads (the calling thread's setting only)."""
     from deteval.jit import using_threads
 
     with using_threads(threads):
+        if isinstance(gt, LvisGroundTruth):
+            from deteval.protocols.lvis import match as lvis_match
+
+            return lvis_match(dets, gt, params)
         return match(dets, gt, params)
 
 
@@ -90,8 +95,19 @@ class Evaluator:
 
     Parameters
     ----------
-    protocol : "coco"
-    iou_type : "bbox"
+    protocol : "coco" or "lvis"
+        ``"lvis"``: LVIS's federated evaluation, the numbers of ``deteval.evaluate(..., protocol="lvis")``
+        (lvis-api 0.5.3). It needs each category's frequency: ``categories`` as the LVIS file's category
+        records (``[{"id": 1, "frequency": "r", "name": ...}, ...]``; ``name`` optional), or ids / an
+        id -> name mapping with ``frequencies``. A target may add ``neg_category_ids`` and
+        ``not_exhaustive_category_ids`` (the image's LVIS lists, as lists, arrays or tensors of ids;
+        missing: empty) and its ``area`` (LVIS's GT area; default the box's, or with masks the mask's);
+        ``iscrowd`` is not read. Each image's 300 best results across categories are kept, ties in the
+        order of its prediction dict (``max_dets``, one integer, changes the 300, as ``LVISResults``'
+        ``max_dets`` does). The other COCO options below (``iou_thrs``, ``rec_thrs``, ``area_ranges``,
+        ``use_cats``, ``compat``) do not apply; Fixed AP (a cut per category over the dataset) is not
+        offered here.
+    iou_type : "bbox" or "segm"
     box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"
         How ``boxes`` are given. COCO computes IoU on xywh: xyxy becomes xywh by one
         subtraction (``w = x2 - x1``), cxcywh by ``x = cx - w/2``; either may differ in the
@@ -115,6 +131,9 @@ class Evaluator:
         id ``n * world_size + rank``. By default read from ``torch.distributed`` when it is
         initialised at the first such image, else 0 and 1. With a ``DistributedSampler``
         that does not shuffle, these are the dataset indices.
+    frequencies : mapping id -> "r", "c" or "f", optional
+        The lvis protocol's category frequencies (rare, common, frequent), when ``categories`` is
+        not given as LVIS records; alone, its keys are the categories.
     num_threads : int or None, default 1
         Threads for the matching kernels in :meth:`update` (:func:`deteval.jit.using_threads`).
         One is fastest for a batch: handing work to threads costs more than a batch's matching,
@@ -145,6 +164,7 @@ class Evaluator:
         rank: int | None = None,
         world_size: int | None = None,
         num_threads: int | None = 1,
+        frequencies: Mapping[int, str] | None = None,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise InputError("protocol", None, f"the Evaluator supports {PROTOCOLS}, not {protocol!r}")
@@ -167,17 +187,37 @@ class Evaluator:
         self.protocol = protocol
         self.box_format = box_format
         self.num_threads = None if num_threads is None else int(num_threads)
-        self.params = make_params(
-            iou_type,
-            iou_thrs=iou_thrs,
-            rec_thrs=rec_thrs,
-            area_ranges=area_ranges,
-            max_dets=max_dets,
-            use_cats=use_cats,
-            compat=compat,
-        )
-        self.categories = category_table(categories)
-        self._config = state_config(self.params, self.categories, protocol)
+        self.frequency = None
+        if protocol == "lvis":
+            from deteval.evaluator_lvis import lvis_categories
+            from deteval.protocols.lvis import make_params as lvis_params
+
+            coco_only = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges}
+            given = [k for k, v in coco_only.items() if v is not None] + ([] if use_cats else ["use_cats"])
+            if given:
+                rule = f"{given[0]} is an option of the coco protocol; the lvis protocol's parameters are lvis-api's"
+                raise InputError(given[0], None, rule)
+            cut = max_dets
+            if isinstance(cut, Sequence) and not isinstance(cut, str) and len(cut) == 1:
+                cut = cut[0]
+            if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1):
+                raise InputError("max_dets", None, f"the lvis protocol's max_dets is one positive integer, got {cut!r}")
+            self.params = lvis_params(iou_type, preset=None if cut is None else {"max_dets": int(cut)})
+            self.categories, self.frequency = lvis_categories(categories, frequencies)
+        else:
+            if frequencies is not None:
+                raise InputError("frequencies", None, "frequencies are read by the lvis protocol only")
+            self.params = make_params(
+                iou_type,
+                iou_thrs=iou_thrs,
+                rec_thrs=rec_thrs,
+                area_ranges=area_ranges,
+                max_dets=max_dets,
+                use_cats=use_cats,
+                compat=compat,
+            )
+            self.categories = category_table(categories)
+        self._config = state_config(self.params, self.categories, protocol, self.frequency)
         self._rank_world = None if rank is None else (int(rank), int(world_size))
         self.reset()
 
@@ -241,7 +281,9 @@ class Evaluator:
             Lists of different lengths, a missing key, boxes not of shape (n, 4), arrays of
             different lengths within an image, NaN or infinite values, a negative width or
             height, labels outside ``categories``, an image id given twice in the batch, or
-            images with and without ``image_id`` in one evaluator.
+            images with and without ``image_id`` in one evaluator; with the lvis protocol, a
+            ``neg_category_ids`` or ``not_exhaustive_category_ids`` that is not a flat list of
+            integer ids or names an id outside ``categories``.
         """
         self._calls += 1
         preds, target = as_list(preds, "preds"), as_list(target, "target")
@@ -258,11 +300,16 @@ class Evaluator:
         labels = np.concatenate([b.gt_labels, b.dt_labels])
         label_kind = "U" if labels.dtype.kind == "U" else ("i" if len(labels) else self._label_kind)
         self._check_labels(b, label_kind)
-        cat_values, inverse = np.unique(labels, return_inverse=True)
-        inverse = inverse.reshape(-1).astype(np.int32)
+        lvis = self.frequency is not None
+        if lvis:  # every category: the federated lists index the whole table
+            cats = self.categories
+            cat_values, inverse = cats.ids, cats.lookup(labels)[0].astype(np.int32)
+        else:
+            cat_values, inverse = np.unique(labels, return_inverse=True)
+            inverse = inverse.reshape(-1).astype(np.int32)
+            cats = IdTable(cat_values)
         n_gt, n_img = len(b.gt_labels), len(image_ids)
         images = IdTable(np.arange(n_img, dtype=np.int64))
-        cats = IdTable(cat_values)
         gt = GroundTruth(
             image=b.gt_image,
             category=inverse[:n_gt],
@@ -294,8 +341,18 @@ class Evaluator:
             area = np.where(area_given, gt.area, gt_masks.area)
             gt = dataclasses.replace(gt, area=area, masks=gt_masks)
             dets = dataclasses.replace(dets, area=dt_masks.area, masks=dt_masks, mask_area=dt_masks.area)
+        if lvis:
+            from deteval.evaluator_lvis import federated_of_batch
+
+            fed = federated_of_batch(target, b.image_ids, cats, self.frequency, self._calls)
+            gt = LvisGroundTruth(**{f: getattr(gt, f) for f in gt.__dataclass_fields__}, federated=fed)
         m = _match_with_threads(dets, gt, self.params, self.num_threads)
-        self._chunks.append(state_from_matches(m, image_ids, cat_values, self._config, id_mode))
+        chunk = state_from_matches(m, image_ids, cat_values, self._config, id_mode)
+        if lvis:  # keep the rows of the categories present, not one per category of the vocabulary
+            used = chunk.cat_npig.any(axis=1) | (chunk.cat_ndet > 0)
+            kept = {k: getattr(chunk, k)[used] for k in ("cat_label", "cat_npig", "cat_ndet")}
+            chunk = dataclasses.replace(chunk, **kept)
+        self._chunks.append(chunk)
         # committed only now: a batch that raised leaves the evaluator as it was
         self._id_mode, self._auto_next, self._label_kind = id_mode, auto_next, label_kind
         self._id_kind = image_ids.dtype.kind
@@ -314,7 +371,7 @@ class Evaluator:
         """
         if self._result is None:
             state = self._synced if self._synced is not None else self.state()
-            self._result = result_from_state(state, self.params, self.categories)
+            self._result = result_from_state(state, self.params, self.categories, self.frequency)
         return self._result
 
     # ---- combining evaluators

@@ -36,7 +36,7 @@ def _tensor_to_numpy(t: Any) -> np.ndarray:
         return t.float().numpy()
 
 
-def _to_numpy_all(values: list) -> list:
+def to_numpy_all(values: list) -> list:
     """Arrays for ``values``; tensors off the CPU go over in one transfer per (device, dtype)."""
     out: list = list(values)
     groups: dict = {}
@@ -196,7 +196,7 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         raw.extend(t[k] for k in _TARGET_KEYS)
         raw.extend(t.get(k) for k in _TARGET_OPTIONAL)
         raw.extend((p.get("image_id"), t.get("image_id")))
-    vals = _to_numpy_all(raw)
+    vals = to_numpy_all(raw)
 
     image_ids: list = []
     per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti")}
@@ -327,7 +327,7 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
             if not isinstance(d, Mapping) or "masks" not in d:
                 raise InputError(where[0], where[1], "missing key 'masks' (iou_type 'segm')")
             enc = _encode_masks(d["masks"], where)
-            n = len(_to_numpy_all([d["labels"]])[0]) if "labels" in d else len(enc)
+            n = len(to_numpy_all([d["labels"]])[0]) if "labels" in d else len(enc)
             if len(enc) != n:
                 raise InputError(where[0], where[1], f"{len(enc)} masks for {n} labels")
             d = dict(d)
@@ -370,7 +370,7 @@ def category_table(categories: Sequence | Mapping | None) -> IdTable | None:
         items = list(categories.items())
         values = [k for k, _ in items]
     else:
-        values = _to_numpy_all([categories])[0]
+        values = to_numpy_all([categories])[0]
         values = np.asarray(values).reshape(-1).tolist()
     if not values:
         raise InputError("categories", None, "categories is empty; leave it None to take the labels seen")

@@ -17,6 +17,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols.coco import CocoMatches, CocoParams, result_from_matches
+from deteval.protocols.lvis import LvisParams
 from deteval.result import EvalResult
 from deteval.types import IdTable, sorted_unique
 
@@ -138,8 +139,24 @@ def _describe(config: tuple) -> str:
     return ", ".join(f"{k}={v}" for k, v in config)
 
 
-def state_config(params: CocoParams, categories: IdTable | None, protocol: str = "coco") -> tuple:
-    """The key that states must share to merge: protocol, parameters and categories."""
+def state_config(
+    params: CocoParams | LvisParams,
+    categories: IdTable | None,
+    protocol: str = "coco",
+    frequency: np.ndarray | None = None,
+) -> tuple:
+    """The key that states must share to merge: protocol, parameters and categories (LVIS: and frequencies)."""
+    if isinstance(params, LvisParams):
+        return (
+            ("protocol", protocol),
+            ("iou_type", params.iou_type),
+            ("iou_thrs", tuple(params.iou_thrs.tolist())),
+            ("rec_thrs", tuple(params.rec_thrs.tolist())),
+            ("max_dets", params.max_dets),
+            ("area_ranges", tuple(zip(params.area_labels, map(tuple, params.area_ranges.tolist())))),
+            ("categories", tuple(categories.ids.tolist())),
+            ("frequency", tuple(np.asarray(frequency).tolist())),
+        )
     return (
         ("protocol", protocol),
         ("iou_type", params.iou_type),
@@ -192,12 +209,18 @@ def state_from_matches(
     )
 
 
-def result_from_state(state: EvaluatorState, params: CocoParams, categories: IdTable | None = None) -> EvalResult:
+def result_from_state(
+    state: EvaluatorState,
+    params: CocoParams | LvisParams,
+    categories: IdTable | None = None,
+    frequency: np.ndarray | None = None,
+) -> EvalResult:
     """Rank and reduce a (merged) state: the numbers of :func:`deteval.evaluate`.
 
     Images are ordered by ascending id (``np.unique`` of every id seen), as evaluate()
     orders the ground truth's images. ``categories=None`` evaluates the sorted union of
-    the labels seen in targets and predictions.
+    the labels seen in targets and predictions. With :class:`LvisParams`, ``categories`` and
+    ``frequency`` (per category, an index into ``deteval.io.lvis.FREQUENCIES``) are required.
 
     Raises
     ------
@@ -216,7 +239,8 @@ def result_from_state(state: EvaluatorState, params: CocoParams, categories: IdT
         raise InputError("image_id", repr(dup), rule)
     table = categories if categories is not None else IdTable(sorted_unique(state.cat_label))
     n_area = state.det_state.shape[1]
-    if params.use_cats:
+    lvis = isinstance(params, LvisParams)
+    if lvis or params.use_cats:
         k = len(table)
         row_cat, found = table.lookup(state.cat_label)
         det_cat, det_found = table.lookup(state.det_label)
@@ -240,4 +264,8 @@ def result_from_state(state: EvaluatorState, params: CocoParams, categories: IdT
         npig=npig,
         ndet=ndet,
     )
+    if lvis:
+        from deteval.protocols.lvis import result_from_matches as lvis_result
+
+        return lvis_result(matches, table, frequency, params)
     return result_from_matches(matches, table, params)

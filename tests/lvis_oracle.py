@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATA", "assert_same", "fixture_files", "lvis_api", "run_lvis"]
+__all__ = ["DATA", "assert_same", "fixture_files", "lvis100_categories", "lvis100_images", "lvis_api", "run_lvis"]
 
 DATA = Path(__file__).resolve().parent / "data" / "lvis100"
 
@@ -84,3 +84,50 @@ def assert_same(result, ev) -> None:
         assert result.stats[key] == value, (key, result.stats[key], value)
     assert np.array_equal(result.precision[..., 0], ev.eval["precision"])
     assert np.array_equal(result.recall[..., 0], ev.eval["recall"])
+
+
+def lvis100_images(iou_type: str = "bbox", to=np.asarray, order_seed: int | None = 0):
+    """The lvis100 fixture as ``Evaluator.update`` inputs: ``(pred, target)`` dicts per image (xywh boxes;
+    with ``segm``, binary masks decoded from the GT polygons and the results' RLE), the image's LVIS lists
+    and GT ``area`` in the target, results in file order; images shuffled by ``order_seed`` (None: file order).
+    ``to`` turns each array into the wanted type (a torch tensor, ...)."""
+    import random
+
+    import pycocotools.mask as mask_utils
+
+    gt = json.loads(gzip.decompress((DATA / "lvis_val_100.json.gz").read_bytes()))
+    dets = json.loads(gzip.decompress((DATA / f"dets_{iou_type}.json.gz").read_bytes()))
+    anns: dict = {}
+    for a in gt["annotations"]:
+        anns.setdefault(a["image_id"], []).append(a)
+    res: dict = {}
+    for r in dets:
+        res.setdefault(r["image_id"], []).append(r)
+    images = list(gt["images"])
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(images)
+    for im in images:
+        a, r = anns.get(im["id"], []), res.get(im["id"], [])
+        target = {
+            "image_id": im["id"],
+            "labels": to(np.array([x["category_id"] for x in a], np.int64)),
+            "area": to(np.array([x["area"] for x in a], np.float64)),
+            "neg_category_ids": to(np.array(im["neg_category_ids"], np.int64)),
+            "not_exhaustive_category_ids": to(np.array(im["not_exhaustive_category_ids"], np.int64)),
+        }
+        pred = {"scores": to(np.array([x["score"] for x in r], np.float64))}
+        pred["labels"] = to(np.array([x["category_id"] for x in r], np.int64))
+        if iou_type == "bbox":
+            target["boxes"] = to(np.array([x["bbox"] for x in a], np.float64).reshape(-1, 4))
+            pred["boxes"] = to(np.array([x["bbox"] for x in r], np.float64).reshape(-1, 4))
+        else:
+            h, w = im["height"], im["width"]
+            gt_rles = [mask_utils.merge(mask_utils.frPyObjects(x["segmentation"], h, w)) for x in a]
+            target["masks"] = to(np.array([mask_utils.decode(m) for m in gt_rles], np.uint8).reshape(-1, h, w))
+            pred["masks"] = to(np.array([mask_utils.decode(x["segmentation"]) for x in r], np.uint8).reshape(-1, h, w))
+        yield pred, target
+
+
+def lvis100_categories() -> list[dict]:
+    """The lvis100 ground truth's category records (id, name, frequency, ...)."""
+    return json.loads(gzip.decompress((DATA / "lvis_val_100.json.gz").read_bytes()))["categories"]

@@ -40,9 +40,9 @@ from deteval.protocols.base import Option, Protocol
 from deteval.protocols.coco import CocoMatches
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
-from deteval.types import Detections, GroundTruth, sorted_unique, take_rows
+from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
 
-__all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params"]
+__all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params", "result_from_matches"]
 
 IOU_TYPES = ("bbox", "segm")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
@@ -196,9 +196,17 @@ def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatc
 def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> CocoResult:
     """Accumulate (COCO's kernel, no per-group cut) into lvis-api's arrays, kept with a max-dets axis of one:
     ``precision[..., 0]`` is ``LVISEval.eval["precision"]``, ``recall[..., 0]`` its ``recall``."""
+    return result_from_matches(matches, gt.categories, gt.federated.frequency, params)
+
+
+def result_from_matches(
+    matches: CocoMatches, categories: IdTable, frequency: np.ndarray, params: LvisParams
+) -> CocoResult:
+    """:func:`reduce_matches` from the category table and each category's frequency (an index into
+    ``FREQUENCIES``) alone: what the streaming Evaluator keeps instead of a ground truth."""
     from deteval.accumulate import accumulate
 
-    m, categories, freq = matches, gt.categories, gt.federated.frequency
+    m, freq = matches, frequency
     precision, recall, scores = accumulate(
         m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig, np.array([_NO_CUT]), params.rec_thrs
     )

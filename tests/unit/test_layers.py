@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 6 the public entry points
     ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
-    ("evaluator", "evaluator_state", "evaluator_inputs", "distributed", "dask", "__init__"),
+    ("evaluator", "evaluator_state", "evaluator_inputs", "evaluator_lvis", "distributed", "dask", "__init__"),
     # 8 the command line
     ("cli", "__main__"),
 )
@@ -83,6 +83,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
+        ("evaluator", "evaluator_lvis"),
+        ("evaluator_lvis", "evaluator_inputs"),
         ("evaluator", "distributed"),
         ("distributed", "evaluator_state"),
         ("dask", "evaluator_state"),
