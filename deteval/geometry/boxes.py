@@ -8,16 +8,38 @@ from deteval.jit import njit, run_chunks
 
 
 @njit(cache=True, inline="always")
+def _fmin(a, b):  # pragma: no cover - numba
+    """C's ``fmin``: a NaN argument gives the other one (Python's and numba's ``min`` keep a NaN)."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a < b else b
+
+
+@njit(cache=True, inline="always")
+def _fmax(a, b):  # pragma: no cover - numba
+    """C's ``fmax``: a NaN argument gives the other one."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a > b else b
+
+
+@njit(cache=True, inline="always")
 def iou_xywh(dx, dy, dw, dh, gx, gy, gw, gh, crowd):  # pragma: no cover - numba
     """IoU of one detection and one ground-truth box, as pycocotools' ``bbIou``.
 
     The operation order is pycocotools' own, so the double result is bit-identical.
-    For a crowd ground truth the union is the detection's area alone.
+    For a crowd ground truth the union is the detection's area alone. The edges are
+    C's ``fmin``/``fmax`` of them, as there: a NaN edge gives way to the other box's, so
+    boxes with NaN or infinite coordinates (or negative sizes) overlap as in pycocotools.
     """
-    w = min(dw + dx, gw + gx) - max(dx, gx)
+    w = _fmin(dw + dx, gw + gx) - _fmax(dx, gx)
     if w <= 0:
         return 0.0
-    h = min(dh + dy, gh + gy) - max(dy, gy)
+    h = _fmin(dh + dy, gh + gy) - _fmax(dy, gy)
     if h <= 0:
         return 0.0
     i = w * h
