@@ -63,12 +63,20 @@ def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis
     pycocotools 2.0.11 it scores every stat -1 (and its results are skipped
     with the warning above), with no per-class rows.
 
+    What pycocotools scores, deteval scores as it does, with one :class:`DetevalWarning`
+    per oddity (count and first record; with ``strict`` that record's :class:`InputError`):
+    boxes of negative size, NaN or infinite box coordinates or areas, repeated annotation
+    ids (each record of an id scored as the last one, as pycocotools' id lookups do), a
+    missing ``iscrowd``, polygons on images of height or width 0 (empty masks), LVIS's
+    fields (``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``) unless
+    ``lvis_fields=True`` (the caller reads them: an LVIS protocol). numpy and torch values
+    in records given as objects are read as their Python values.
+
     Raises
     ------
     InputError
-        Malformed JSON, missing keys, non-finite numbers, a bbox that is not
-        4 numbers or has a negative size, duplicate annotation or category ids;
-        with ``strict``, a repeated image id.
+        Malformed JSON, missing keys, a bbox that is not 4 numbers, duplicate
+        category ids; with ``strict``, any of the oddities above.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
     if raw is not None and iou_type in _FAST_GT and len(raw) >= TUNING.fast_path_bytes:
@@ -97,13 +105,17 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox", stri
     silently). An empty list is valid, and so is a COCO dataset dict whose
     ``annotations`` carry scores.
 
+    Boxes of negative size or with NaN or infinite coordinates, results without masks in
+    mask evaluation and polygons on images of size 0 are scored as pycocotools scores them,
+    with one :class:`DetevalWarning` each (``strict``: an :class:`InputError`).
+
     Raises
     ------
     InputError
         Malformed JSON, a result that is not an object, missing keys, an
-        ``image_id`` not in the ground truth, a bbox that is not 4 finite
-        numbers or has a negative size, a missing, non-numeric or non-finite
-        score, malformed masks or keypoints.
+        ``image_id`` not in the ground truth, a bbox that is not 4 numbers, a
+        missing, non-numeric or non-finite score, malformed masks or keypoints;
+        with ``strict``, the oddities above.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
     if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= TUNING.fast_path_bytes:

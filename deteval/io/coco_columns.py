@@ -72,8 +72,10 @@ def _lvis_fields(found: dict[str, str], name: str, strict: bool) -> None:
     )
     if strict:
         raise InputError(name, record, rule)
-    warn(f"{name}: the ground truth has LVIS's {fields} (first: {record}), which the COCO protocol does not "
-         "read: unlabelled categories are scored as false positives; for LVIS use --protocol lvis")
+    warn(
+        f"{name}: the ground truth has LVIS's {fields} (first: {record}), which the COCO protocol does not "
+        "read: unlabelled categories are scored as false positives; for LVIS use --protocol lvis"
+    )
 
 
 def _first_repeat(ids: np.ndarray) -> tuple[int, int, object]:
@@ -133,8 +135,7 @@ def _missing_crowd(cols: GtColumns, name: str, strict: bool) -> None:
     i = int(np.argmin(cols.has_crowd))
     accepted(
         name, strict, int((~cols.has_crowd).sum()),
-        "annotations have no 'iscrowd', taken as 0 (pycocotools raises KeyError where such an annotation's "
-        "image has results of its category)",
+        "annotations have no 'iscrowd', taken as 0 (pycocotools raises KeyError)",
         record_name("annotations", i, cols.ann_id[i]), "missing key 'iscrowd'",
     )  # fmt: skip
 

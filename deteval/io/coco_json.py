@@ -114,7 +114,8 @@ def ground_truth_of_json(
 def _lvis_found(images: list, categories: list) -> dict[str, str]:
     """LVIS's fields in the ground truth: field -> the first record carrying it (``images[3]``)."""
     found = {}
-    for listname, records, fields in (("images", images, LVIS_IMAGE_FIELDS), ("categories", categories, LVIS_CATEGORY_FIELDS)):
+    lists = (("images", images, LVIS_IMAGE_FIELDS), ("categories", categories, LVIS_CATEGORY_FIELDS))
+    for listname, records, fields in lists:
         for field in fields:
             i = next((i for i, r in enumerate(records) if field in r), None)
             if i is not None:
@@ -170,7 +171,10 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
             maskless = np.array(["segmentation" not in r for r in data], dtype=bool).reshape(-1)
             if maskless.any():
                 i = int(np.argmax(maskless))
-                what = "results have no 'segmentation' in mask evaluation: their boxes are scored as masks, as in pycocotools"
+                what = (
+                    "results have no 'segmentation' in mask evaluation: their boxes are scored as masks, "
+                    "as in pycocotools"
+                )
                 accepted(name, strict, int(maskless.sum()), what, _record(lst, i, data[i]), "has no 'segmentation'")
         else:
             segs = _column(data, "segmentation", name, lst)
@@ -186,7 +190,8 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
         given = np.flatnonzero(has_bbox).tolist()
         if given:
             sub = [data[i] for i in given]
-            boxes[given] = _numbers(python_values([r["bbox"] for r in sub]), name, lst, "bbox", sub, width=4, finite=False)
+            given_boxes = python_values([r["bbox"] for r in sub])
+            boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
             _odd_boxes(boxes[given], name, lst, sub, strict)
     return detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
 

@@ -126,6 +126,8 @@ def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
     if h < 0 or w < 0:
         raise InputError(name, record, "a polygon needs the image's height and width in the ground truth 'images'")
+    if w == 0 and h > 0:  # pycocotools' rasteriser gives runs that do not sum to 0 pixels: no mask to score
+        raise InputError(name, record, f"a polygon on an image of width 0 (and height {h}) has no mask")
     if not seg:
         raise InputError(name, record, "empty polygon list")
     for part in seg:
@@ -214,9 +216,10 @@ def masks_from_segmentations(
     its own ``size``. Errors name the record: malformed RLE, runs not summing to
     height*width, negative runs, polygons of fewer than 3 points.
 
-    A polygon on an image whose ``height`` or ``width`` is 0 is an empty mask of that size, as
-    pycocotools rasterises it (it overlaps nothing), with one :class:`DetevalWarning` for them all;
-    with ``strict`` an :class:`~deteval.errors.InputError`. Numbers held as numpy or torch values are
+    A polygon on an image whose ``height`` is 0 is an empty mask of that size, as pycocotools
+    rasterises it (it overlaps nothing), with one :class:`DetevalWarning` for them all; with
+    ``strict`` an :class:`~deteval.errors.InputError`. (A width of 0 with a height is refused:
+    pycocotools' runs there do not sum to the image's 0 pixels.) Numbers held as numpy or torch values are
     read as Python's (:func:`deteval.io.json_source.python_values`).
     """
     segs = python_values(segs)
@@ -272,7 +275,7 @@ def masks_from_segmentations(
                     size = f"{heights[i]:g}x{widths[i]:g}"
                     raise InputError(name, record(i), f"the image's size {size} is too large for a polygon")
                 hs[i], ws[i] = h, w
-                if min(h, w) == 0:  # an image of size 0: pycocotools' mask is one empty run
+                if h == 0 and w >= 0:  # an image of height 0: pycocotools' mask is one empty run
                     empty_rows.append(i)
                     lists[i] = np.zeros(1, np.int64)
                     continue
@@ -287,7 +290,7 @@ def masks_from_segmentations(
         check_polygon_rows(empty_rows)
         i = empty_rows[0]
         what = (
-            f"{listname} are polygons on an image of height or width 0: empty masks that overlap nothing "
+            f"{listname} are polygons on an image of height 0: empty masks that overlap nothing "
             "(as pycocotools rasterises them)"
         )
         rule = f"a polygon on an image of size {hs[i]}x{ws[i]}"

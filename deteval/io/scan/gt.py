@@ -57,8 +57,7 @@ _ANN_KEYS = [
 ]
 _GT_SPECS = (
     _Spec(
-        [("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)]
-        + [(k, _V_SEEN, 0) for k in LVIS_IMAGE_FIELDS],
+        [("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)] + [(k, _V_SEEN, 0) for k in LVIS_IMAGE_FIELDS],
         ("id",),
     ),
     _Spec(_ANN_KEYS, ("id", "image_id", "category_id", "bbox")),

@@ -1,0 +1,122 @@
+"""The catalog of odd-but-accepted inputs (tests/data/odd_inputs, see its README): each scored exactly as
+pycocotools 2.0.11 scores it, with its warnings (one per oddity, the same from either reader), and refused
+with an InputError naming the file and the first record under ``strict=True`` / ``--strict`` (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from conftest import DATA_DIR
+from oracle import assert_same, load_json, run_pycocotools
+
+import deteval
+from deteval import DetevalWarning, InputError
+from deteval.cli import main
+from deteval.tuning import TUNING
+
+ODD = DATA_DIR / "odd_inputs"
+CASES = json.loads((ODD / "cases.json").read_text(encoding="utf-8"))
+_ORACLE: dict = {}
+
+
+def _paths(name: str) -> tuple[str, str]:
+    return str(ODD / f"{name}.dt.json"), str(ODD / f"{name}.gt.json")
+
+
+def _oracle(name: str):
+    if name not in _ORACLE:
+        dt, gt = (load_json(p) for p in _paths(name))
+        if CASES[name].get("oracle") == "iscrowd_0":  # pycocotools raises KeyError; deteval reads 0
+            for a in gt["annotations"]:
+                a.setdefault("iscrowd", 0)
+        _ORACLE[name] = run_pycocotools(dt, gt, iou_type=CASES[name]["iou_type"])
+    return _ORACLE[name]
+
+
+def test_pycocotools_raises_where_the_catalog_says():
+    dt, gt = (load_json(p) for p in _paths("missing_iscrowd"))
+    with pytest.raises(KeyError, match="iscrowd"):
+        run_pycocotools(dt, gt)
+
+
+def _evaluate(preds, gt, name: str, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = deteval.evaluate(preds, gt, iou_type=CASES[name]["iou_type"], **kw)
+    return result, [str(w.message) for w in caught if issubclass(w.category, DetevalWarning)]
+
+
+def _check_warnings(msgs: list[str], name: str) -> None:
+    expected = CASES[name]["warnings"]
+    assert len(msgs) == len(expected), msgs
+    for msg, part in zip(msgs, expected):
+        assert part in msg, (part, msg)
+
+
+@pytest.fixture(params=["general", "scanner"])
+def reader(request, monkeypatch):
+    """Either COCO reader: the general one, or every file through the byte scanner (which may decline)."""
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if request.param == "scanner" else 1 << 62)
+    return request.param
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_scored_as_pycocotools_with_one_warning_per_oddity(name, reader):
+    dt, gt = _paths(name)
+    result, msgs = _evaluate(dt, gt, name)
+    assert_same(result, _oracle(name))
+    _check_warnings(msgs, name)
+    assert all(msg.startswith((dt, gt)) for msg in msgs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_loaded_objects_score_the_same(name):
+    dt, gt = _paths(name)
+    result, msgs = _evaluate(load_json(dt), load_json(gt), name)
+    assert_same(result, _oracle(name))
+    _check_warnings(msgs, name)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c["strict"]))
+def test_strict_refuses_naming_the_file_and_the_first_record(name, reader):
+    dt, gt = _paths(name)
+    which, record = CASES[name]["strict"]
+    with pytest.raises(InputError) as exc:
+        deteval.evaluate(dt, gt, iou_type=CASES[name]["iou_type"], strict=True)
+    assert (exc.value.source, exc.value.record) == ({"dt": dt, "gt": gt}[which], record)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c["strict"]))
+def test_cli_strict_exits_2(name, capsys):
+    dt, gt = _paths(name)
+    assert main(["--quiet", "--strict", "--iou-type", CASES[name]["iou_type"], dt, gt]) == 2
+    assert CASES[name]["strict"][1] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if not c["strict"]))
+def test_strict_accepts_what_gives_no_warning(name):
+    dt, gt = _paths(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DetevalWarning)
+        result = deteval.evaluate(dt, gt, iou_type=CASES[name]["iou_type"], strict=True)
+    assert_same(result, _oracle(name))
+
+
+def test_the_oddities_change_the_numbers():
+    """The catalog's changes are seen by pycocotools (else the parity above would prove little)."""
+    clean = run_pycocotools(*_cleaned("negative_size_results"))
+    for name in ("negative_size_results", "repeated_annotation_ids", "non_finite_results", "non_finite_gt"):
+        assert not np.array_equal(_oracle(name).eval["precision"], clean.eval["precision"]), name
+
+
+def _cleaned(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_cases", ODD / "make_cases.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    gt, dt = mod.base()
+    return [{k: v for k, v in d.items() if k != "segmentation"} for d in dt], gt
