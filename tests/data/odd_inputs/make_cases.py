@@ -23,7 +23,7 @@ def _poly(b: list) -> list:
 
 
 def base() -> tuple[dict, list]:
-    """4 images, 2 categories, 14 annotations (one crowd), 24 results: every stat is defined."""
+    """4 images, 2 categories, 14 annotations (one crowd), 23 results: every stat is defined."""
     rng = random.Random(16)
     images = [{"id": i, "height": 120, "width": 160, "file_name": f"{i}.jpg"} for i in (1, 2, 3, 4)]
     cats = [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}]
