@@ -120,7 +120,7 @@ def python_value(value: Any) -> Any:
             return value
         return {k: python_value(v) for k, v in value.items()}
     tolist = getattr(value, "tolist", None)
-    if callable(tolist) and not isinstance(value, (str, bytes)):
+    if callable(tolist):
         try:
             return python_value(tolist())
         except TypeError:  # a tolist() that is not numpy's

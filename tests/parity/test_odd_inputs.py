@@ -5,11 +5,14 @@ with an InputError naming the file and the first record under ``strict=True`` / 
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import numpy as np
 import pytest
 from conftest import DATA_DIR
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import assert_same, load_json, run_pycocotools
 
 import deteval
@@ -120,3 +123,50 @@ def _cleaned(name: str):
     spec.loader.exec_module(mod)
     gt, dt = mod.base()
     return [{k: v for k, v in d.items() if k != "segmentation"} for d in dt], gt
+
+
+@pytest.mark.parametrize("name", ["repeated_annotation_ids", "negative_size_results", "non_finite_results"])
+def test_pooled_categories_as_pycocotools(name):
+    """useCats=0 reads the per-image lists by category order: the repeated ids' stand-ins land as there."""
+    dt, gt = (load_json(p) for p in _paths(name))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DetevalWarning)
+        result = deteval.evaluate(dt, gt, use_cats=False)
+    assert_same(result, run_pycocotools(dt, gt, use_cats=False))
+
+
+_EDGE = st.one_of(
+    st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 10.0, 5.0, -5.0]),
+    st.floats(-50, 50, allow_nan=False, allow_infinity=False),
+)
+
+
+@settings(max_examples=200)
+@given(
+    dt=st.lists(st.lists(_EDGE, min_size=4, max_size=4), min_size=1, max_size=6),
+    gt=st.lists(st.lists(_EDGE, min_size=4, max_size=4), min_size=1, max_size=6),
+    crowd=st.lists(st.booleans(), min_size=6, max_size=6),
+)
+def test_box_iou_is_maskapi_for_any_doubles(dt, gt, crowd):
+    """NaN, infinite, negative-size boxes: the IoU kernel is pycocotools' bbIou (C fmin/fmax) bit for bit."""
+    from pycocotools import mask as mask_utils
+
+    from deteval.geometry.boxes import box_iou
+
+    crowd = crowd[: len(gt)]
+    want = mask_utils.iou(np.array(dt, np.float64), np.array(gt, np.float64), [int(c) for c in crowd])
+    got = box_iou(np.array(dt), np.array(gt), np.array(crowd))
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_lvis_fields_keyword_reads_lvis_ground_truth_without_the_warning(reader):
+    from deteval.io.coco import load_coco_gt
+
+    _, gt = _paths("lvis_fields")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DetevalWarning)
+        quiet = load_coco_gt(gt, lvis_fields=True, strict=True)
+    with pytest.warns(DetevalWarning, match=r"--protocol lvis"):
+        warned = load_coco_gt(gt)
+    assert np.array_equal(quiet.boxes, warned.boxes)
