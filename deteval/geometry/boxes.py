@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from deteval.jit import njit, run_chunks
@@ -47,6 +49,10 @@ def iou_xywh(dx, dy, dw, dh, gx, gy, gw, gh, crowd):  # pragma: no cover - numba
         u = dw * dh
     else:
         u = dw * dh + gw * gh - i
+    if u == 0.0:  # boxes of negative or NaN size can get here: C's i / 0, not Python's ZeroDivisionError
+        if i != i or i == 0.0:
+            return np.nan
+        return math.copysign(np.inf, i) * math.copysign(1.0, u)
     return i / u
 
 

@@ -190,7 +190,7 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
         given = np.flatnonzero(has_bbox).tolist()
         if given:
             sub = [data[i] for i in given]
-            given_boxes = python_values([r["bbox"] for r in sub])
+            given_boxes = python_values([r["bbox"] for r in sub], deep=False)
             boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
             _odd_boxes(boxes[given], name, lst, sub, strict)
     return detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
@@ -206,10 +206,10 @@ def _record(listname: str, index: int, rec: Any) -> str:
 
 def _column(records: list, key: str, name: str, listname: str, default: Any = KeyError) -> list:
     """``[r[key] for r in records]``, with the first bad record named on failure."""
-    try:
+    try:  # numpy and torch values as Python's (numbers inside lists: _numbers' np.array reads them)
         if default is KeyError:
-            return python_values([r[key] for r in records])
-        return python_values([r.get(key, default) for r in records])
+            return python_values([r[key] for r in records], deep=False)
+        return python_values([r.get(key, default) for r in records], deep=False)
     except (KeyError, TypeError, AttributeError):
         for i, r in enumerate(records):
             if not isinstance(r, dict):
@@ -251,6 +251,9 @@ def _numbers(
     except (ValueError, TypeError):
         ok = False
     if not ok:
+        plain = python_values(values)  # tensors inside lists, say
+        if plain is not values:
+            return _numbers(plain, name, listname, key, records, width, finite)
         for i, v in enumerate(values):
             vs = v if width is not None and isinstance(v, (list, tuple)) else [v]
             if width is not None and (not isinstance(v, (list, tuple)) or len(v) != width):

@@ -128,11 +128,13 @@ def python_value(value: Any) -> Any:
     return value
 
 
-def python_values(values: list) -> list:
+def python_values(values: list, deep: bool = True) -> list:
     """``values`` as :func:`python_value` reads each; the list itself when all are plain already.
 
     The check walks the values level by level at C speed (no Python call per number): a parsed file's
-    columns pass it untouched.
+    columns pass it untouched. ``deep=False`` looks at the values themselves only (an ndarray box, an
+    ``np.int64`` id), leaving numpy scalars inside lists to the caller's ``np.array``, which reads them
+    exactly: a cheaper check for columns of numbers.
     """
     level: Any = values
     while True:
@@ -141,4 +143,6 @@ def python_values(values: list) -> list:
             return values
         if not kinds <= _SCALARS | _CONTAINERS:
             return [python_value(v) for v in values]
+        if not deep:
+            return values
         level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in level if type(v) in _CONTAINERS))
