@@ -171,3 +171,23 @@ def test_lvis_fields_keyword_reads_lvis_ground_truth_without_the_warning(reader)
     with pytest.warns(DetevalWarning, match=r"--protocol lvis"):
         warned = load_coco_gt(gt)
     assert np.array_equal(quiet.boxes, warned.boxes)
+
+
+@pytest.mark.parametrize("name", ["missing_iscrowd", "lvis_fields", "repeated_image_ids", "empty_segmentation_bbox"])
+def test_the_scanner_reads_these_itself_with_the_general_readers_warnings(name):
+    """Not declined: the byte scanner's columns carry what the warnings need (iscrowd given, LVIS fields seen)."""
+    from deteval.io.coco import gt_from_scan
+    from deteval.io.coco_json import ground_truth_of_json
+
+    _, gt = _paths(name)
+    with open(gt, "rb") as f:
+        raw = f.read()
+    with warnings.catch_warnings(record=True) as scanned:
+        warnings.simplefilter("always")
+        fast = gt_from_scan(raw, gt)
+    with warnings.catch_warnings(record=True) as general:
+        warnings.simplefilter("always")
+        slow = ground_truth_of_json(load_json(gt), gt)
+    assert fast is not None
+    assert [str(w.message) for w in scanned] == [str(w.message) for w in general]
+    assert np.array_equal(fast.boxes, slow.boxes) and np.array_equal(fast.crowd, slow.crowd)
