@@ -191,3 +191,18 @@ def test_the_scanner_reads_these_itself_with_the_general_readers_warnings(name):
     assert fast is not None
     assert [str(w.message) for w in scanned] == [str(w.message) for w in general]
     assert np.array_equal(fast.boxes, slow.boxes) and np.array_equal(fast.crowd, slow.crowd)
+
+
+def test_real_data_with_images_of_size_zero_scores_as_pycocotools_in_mask_evaluation():
+    """toy7's images are all 0x0 (tests/data/toy7): pycocotools rasterises every polygon empty, so its
+    mask AP is 0 with its ground truth counted; deteval gives its arrays, with one warning per file."""
+    toy = DATA_DIR / "toy7"
+    dt, gt = str(toy / "detections_coco.json"), str(toy / "groundtruths_coco.json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = deteval.evaluate(dt, gt, iou_type="segm")
+    ev = run_pycocotools(load_json(dt), load_json(gt), iou_type="segm")
+    assert_same(result, ev)
+    assert ev.stats[0] == 0
+    msgs = [str(w.message) for w in caught if issubclass(w.category, DetevalWarning)]
+    assert [m.split(":")[0] for m in msgs] == [gt, dt] and all("image of height 0" in m for m in msgs)
