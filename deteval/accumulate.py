@@ -149,7 +149,8 @@ def positives_per_category(
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
     out = np.zeros((n_cat, len(area_ranges)), np.int64)
     for a, (lo, hi) in enumerate(area_ranges):
-        counted = ~gt_ignore & (gt_area >= lo) & (gt_area <= hi)
+        # pycocotools' test (outside: below or above): a NaN area is in every range
+        counted = ~gt_ignore & ~((gt_area < lo) | (gt_area > hi))
         out[:, a] = np.bincount(gt_category[counted], minlength=n_cat)
     return out
 

@@ -68,9 +68,12 @@ def evaluate(
         protocol's option names; ``configs/*.toml`` are the built-in presets).
     strict : bool, default False
         Refuse input the reference tool accepts silently and deteval with a
-        warning: for ``coco``, ground-truth image records that repeat an id
-        (pycocotools scores them as one image) raise :class:`InputError`
-        naming both records. VOC's readers have no such input: ignored there.
+        warning: for ``coco``, boxes of negative size or with NaN/infinite
+        coordinates, repeated image or annotation ids, a missing ``iscrowd``,
+        polygons on images of height 0, box-only results in mask evaluation and
+        LVIS fields raise :class:`InputError` naming the file and the first record
+        (README: "Where pycocotools is lenient"). VOC's readers have no such
+        input: ignored there.
         Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
     **options
         The protocol's options (``deteval.protocols.get(name).options``). For

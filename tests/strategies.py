@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from hypothesis import strategies as st
@@ -205,6 +206,20 @@ def _derived_box(draw, gt_box, mode: str):
     return [x, y, bw, bh]
 
 
+def _odd_box(draw, box: list) -> list:
+    x, y, w, h = box
+    kind = draw(st.sampled_from(["neg_w", "neg_h", "neg_both", "nan", "inf"]))
+    if kind == "neg_w":
+        return [x + w, y, -w, h]
+    if kind == "neg_h":
+        return [x, y + h, w, -h]
+    if kind == "neg_both":
+        return [x + w, y + h, -w, -h]
+    out = list(box)
+    out[draw(st.integers(0, 3))] = math.nan if kind == "nan" else draw(st.sampled_from([math.inf, -math.inf]))
+    return out
+
+
 def _free_box(draw, mode: str):
     return draw(_gt_box(mode))
 
@@ -214,11 +229,12 @@ def _free_box(draw, mode: str):
 
 
 @st.composite
-def coco_cases(draw, many_dets: bool | None = None) -> CocoCase:
+def coco_cases(draw, many_dets: bool | None = None, odd_boxes: bool = False) -> CocoCase:
     """Draw an adversarial COCO bbox case.
 
     `many_dets`: True forces an image with more than 100 detections, False forbids it,
-    None lets hypothesis decide (rarely).
+    None lets hypothesis decide (rarely). `odd_boxes`: sometimes give boxes negative sizes,
+    NaN or infinite coordinates (scored by pycocotools; by deteval with a warning).
     """
     mode = draw(st.sampled_from(["int", "int", "dec", "float"]))
     n_images = draw(st.integers(1, 6))
@@ -383,6 +399,12 @@ def coco_cases(draw, many_dets: bool | None = None) -> CocoCase:
             }
         )
     preds = list(draw(st.permutations(preds)))
+    # boxes pycocotools scores that deteval scores with a warning: negative sizes (clipped x2 < x1),
+    # NaN and infinite coordinates, in results and (rarely) in the ground truth
+    if odd_boxes and draw(st.integers(0, 5)) == 0:
+        for rec in preds + [a for a in annotations if draw(st.integers(0, 5)) == 0]:
+            if draw(st.integers(0, 2)) == 0:
+                rec["bbox"] = _odd_box(draw, rec["bbox"])
     # fields that loadRes overwrites (id, area, iscrowd) or ignores for bbox (segmentation)
     if draw(st.integers(0, 5)) == 0:
         for k, p in enumerate(preds):

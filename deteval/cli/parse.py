@@ -120,8 +120,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="refuse input the reference tool accepts and deteval warns about (COCO: ground-truth images "
-        "repeating an id); ignored by voc07/voc10",
+        help="refuse input the reference tool accepts and deteval warns about (COCO: negative or non-finite "
+        "boxes, repeated image or annotation ids, a missing iscrowd, polygons on images of height 0, box-only "
+        "results for masks, LVIS fields); ignored by voc07/voc10",
     )
     p.add_argument("--json", metavar="PATH", help="write stats and per-class results as JSON (- for stdout: see below)")
     p.add_argument(

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from deteval.jit import njit, run_chunks
+
+
+@njit(cache=True, inline="always")
+def _fmin(a, b):  # pragma: no cover - numba
+    """C's ``fmin``: a NaN argument gives the other one (Python's and numba's ``min`` keep a NaN)."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a < b else b
+
+
+@njit(cache=True, inline="always")
+def _fmax(a, b):  # pragma: no cover - numba
+    """C's ``fmax``: a NaN argument gives the other one."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a > b else b
 
 
 @njit(cache=True, inline="always")
@@ -12,12 +34,14 @@ def iou_xywh(dx, dy, dw, dh, gx, gy, gw, gh, crowd):  # pragma: no cover - numba
     """IoU of one detection and one ground-truth box, as pycocotools' ``bbIou``.
 
     The operation order is pycocotools' own, so the double result is bit-identical.
-    For a crowd ground truth the union is the detection's area alone.
+    For a crowd ground truth the union is the detection's area alone. The edges are
+    C's ``fmin``/``fmax`` of them, as there: a NaN edge gives way to the other box's, so
+    boxes with NaN or infinite coordinates (or negative sizes) overlap as in pycocotools.
     """
-    w = min(dw + dx, gw + gx) - max(dx, gx)
+    w = _fmin(dw + dx, gw + gx) - _fmax(dx, gx)
     if w <= 0:
         return 0.0
-    h = min(dh + dy, gh + gy) - max(dy, gy)
+    h = _fmin(dh + dy, gh + gy) - _fmax(dy, gy)
     if h <= 0:
         return 0.0
     i = w * h
@@ -25,6 +49,10 @@ def iou_xywh(dx, dy, dw, dh, gx, gy, gw, gh, crowd):  # pragma: no cover - numba
         u = dw * dh
     else:
         u = dw * dh + gw * gh - i
+    if u == 0.0:  # boxes of negative or NaN size can get here: C's i / 0, not Python's ZeroDivisionError
+        if i != i or i == 0.0:
+            return np.nan
+        return math.copysign(np.inf, i) * math.copysign(1.0, u)
     return i / u
 
 

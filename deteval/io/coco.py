@@ -39,7 +39,7 @@ _FAST_GT = ("bbox", "segm")  # the iou types whose ground truth the scanner read
 _FAST_RESULTS = ("bbox", "segm")  # and whose results
 
 
-def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> GroundTruth:
+def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False) -> GroundTruth:
     """Load COCO ground truth (a path, or the loaded ``dict``) into a :class:`GroundTruth`.
 
     ``iou_type`` says which geometry to read besides boxes: ``"segm"`` reads
@@ -63,23 +63,31 @@ def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> G
     pycocotools 2.0.11 it scores every stat -1 (and its results are skipped
     with the warning above), with no per-class rows.
 
+    What pycocotools scores, deteval scores as it does, with one :class:`DetevalWarning`
+    per oddity (count and first record; with ``strict`` that record's :class:`InputError`):
+    boxes of negative size, NaN or infinite box coordinates or areas, repeated annotation
+    ids (each record of an id scored as the last one, as pycocotools' id lookups do), a
+    missing ``iscrowd``, polygons on images of height or width 0 (empty masks), LVIS's
+    fields (``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``) unless
+    ``lvis_fields=True`` (the caller reads them: an LVIS protocol). numpy and torch values
+    in records given as objects are read as their Python values.
+
     Raises
     ------
     InputError
-        Malformed JSON, missing keys, non-finite numbers, a bbox that is not
-        4 numbers or has a negative size, duplicate annotation or category ids;
-        with ``strict``, a repeated image id.
+        Malformed JSON, missing keys, a bbox that is not 4 numbers, duplicate
+        category ids; with ``strict``, any of the oddities above.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
     if raw is not None and iou_type in _FAST_GT and len(raw) >= TUNING.fast_path_bytes:
-        fast = gt_from_scan(raw, str(source), iou_type, strict)
+        fast = gt_from_scan(raw, str(source), iou_type, strict, lvis_fields)
         if fast is not None:
             return fast
     data, name = read_json(source, "ground truth", raw)
-    return ground_truth_of_json(data, name, iou_type, strict)
+    return ground_truth_of_json(data, name, iou_type, strict, lvis_fields)
 
 
-def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> Detections:
+def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox", strict: bool = False) -> Detections:
     """Load COCO results (a path, or the loaded ``list``) against ``gt``.
 
     Boxes and areas follow pycocotools' ``loadRes``, which picks one reading
@@ -97,13 +105,17 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
     silently). An empty list is valid, and so is a COCO dataset dict whose
     ``annotations`` carry scores.
 
+    Boxes of negative size or with NaN or infinite coordinates, results without masks in
+    mask evaluation and polygons on images of size 0 are scored as pycocotools scores them,
+    with one :class:`DetevalWarning` each (``strict``: an :class:`InputError`).
+
     Raises
     ------
     InputError
         Malformed JSON, a result that is not an object, missing keys, an
-        ``image_id`` not in the ground truth, a bbox that is not 4 finite
-        numbers or has a negative size, a missing, non-numeric or non-finite
-        score, malformed masks or keypoints.
+        ``image_id`` not in the ground truth, a bbox that is not 4 numbers, a
+        missing, non-numeric or non-finite score, malformed masks or keypoints;
+        with ``strict``, the oddities above.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
     if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= TUNING.fast_path_bytes:
@@ -111,7 +123,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox") -> D
         if fast is not None:
             return fast
     data, name = read_json(source, "results", raw)
-    return results_of_json(data, name, gt, iou_type)
+    return results_of_json(data, name, gt, iou_type, strict)
 
 
 def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False) -> tuple[Detections, GroundTruth]:
@@ -126,7 +138,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
     """
     if isinstance(gt, GroundTruth) or isinstance(preds, Detections):
         gt_loaded = gt if isinstance(gt, GroundTruth) else load_coco_gt(gt, iou_type=iou_type, strict=strict)
-        dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type)
+        dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type, strict)
         return dets, gt_loaded
     scan = None
     if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= TUNING.fast_path_bytes:
@@ -137,7 +149,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
         fast = results_from_scan(cols, str(preds), gt_loaded, iou_type)
         if fast is not None:
             return fast, gt_loaded
-    return load_coco_results(preds, gt_loaded, iou_type=iou_type), gt_loaded
+    return load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict), gt_loaded
 
 
 def _file_size(path: Any) -> int:
@@ -152,7 +164,9 @@ def _file_size(path: Any) -> int:
 # decline whatever needs an error message, which the general reader then gives. Its kernels take
 # ~15-25 s to compile once, so small files skip it.
 # ---------------------------------------------------------------------------------------------
-def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox", strict: bool = False) -> GroundTruth | None:
+def gt_from_scan(
+    raw: bytes, name: str, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False
+) -> GroundTruth | None:
     """Ground truth read by the scanner, as the general reader reads it, or ``None`` (the general reader's)."""
     from deteval.io.scan.gt import parse_gt_columns
     from deteval.io.scan.gt_segm import gt_masks
@@ -184,11 +198,13 @@ def gt_from_scan(raw: bytes, name: str, iou_type: str = "bbox", strict: bool = F
         crowd=an["iscrowd"] != 0,
         ignore=an["ignore"] != 0,
         repeated_image_ids=im["id"] if len(img_ids) != len(im["id"]) else None,
+        has_crowd=an["has_iscrowd"],
+        lvis_found=cols["lvis_found"],
     )
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's
         columns.segmentations = lambda kept, h, w: gt_masks(an["segmentation"], h, w) if len(kept) == n else None
-    return ground_truth_from_columns(columns, name, strict)
+    return ground_truth_from_columns(columns, name, strict, lvis_fields)
 
 
 def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:

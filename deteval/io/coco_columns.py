@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.types import Detections, GroundTruth, IdTable, xywh_area
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, xywh_area
 
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
     from deteval.rle import Masks
@@ -40,6 +40,42 @@ def warn(message: str) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, DetevalWarning, stacklevel=level)
+
+
+def accepted(name: str, strict: bool, count: int, what: str, record: str | None, rule: str) -> None:
+    """Input that pycocotools scores and deteval scores the same way, but would rather not: one
+    :class:`DetevalWarning` giving the ``count`` of ``what`` and the first ``record`` with its ``rule``;
+    with ``strict`` the :class:`~deteval.errors.InputError` (``name``, ``record``, ``rule``) instead."""
+    if strict:
+        raise InputError(name, record, rule)
+    at = f"{record}: " if record else ""
+    warn(f"{name}: {count} {what}; first: {at}{rule}")
+
+
+def record_name(listname: str, index: int, rid: object) -> str:
+    """How an error names a record: ``annotations[3] (id=4)`` (the general reader's ``_record`` of columns)."""
+    rid = rid.tolist() if isinstance(rid, np.generic) else rid
+    return f"{listname}[{index}]" + (f" (id={rid!r})" if rid is not None else "")
+
+
+# fields of LVIS ground truth (on images, on categories) that the COCO protocol does not read
+LVIS_IMAGE_FIELDS = ("neg_category_ids", "not_exhaustive_category_ids")
+LVIS_CATEGORY_FIELDS = ("frequency",)
+
+
+def _lvis_fields(found: dict[str, str], name: str, strict: bool) -> None:
+    fields = ", ".join(f"'{k}'" for k in found)
+    record = next(iter(found.values()))
+    rule = (
+        f"has LVIS's {fields}, which the COCO protocol does not read (it scores missing labels as "
+        "false positives): is this LVIS ground truth? Then use --protocol lvis"
+    )
+    if strict:
+        raise InputError(name, record, rule)
+    warn(
+        f"{name}: the ground truth has LVIS's {fields} (first: {record}), which the COCO protocol does not "
+        "read: unlabelled categories are scored as false positives; for LVIS use --protocol lvis"
+    )
 
 
 def _first_repeat(ids: np.ndarray) -> tuple[int, int, object]:
@@ -89,9 +125,49 @@ class GtColumns:
     num_keypoints: np.ndarray | None = None  # float64 (N,), NaN where missing
     # every image record's id in file order, where some id repeats (None where none does)
     repeated_image_ids: np.ndarray | None = None
+    # whether each annotation gives its iscrowd (None: every one does)
+    has_crowd: np.ndarray | None = None
+    # LVIS fields found: field -> the first record carrying it ("images[3]"), in the order of LVIS_*_FIELDS
+    lvis_found: dict[str, str] | None = None
 
 
-def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) -> GroundTruth | None:
+def _missing_crowd(cols: GtColumns, name: str, strict: bool) -> None:
+    i = int(np.argmin(cols.has_crowd))
+    accepted(
+        name, strict, int((~cols.has_crowd).sum()),
+        "annotations have no 'iscrowd', taken as 0 (pycocotools raises KeyError)",
+        record_name("annotations", i, cols.ann_id[i]), "missing key 'iscrowd'",
+    )  # fmt: skip
+
+
+def _repeated_ann_ids(ann_id: np.ndarray, name: str, strict: bool) -> np.ndarray:
+    """Rows whose id repeats: pycocotools' ``anns`` (id -> record) keeps the last record of an id, while its
+    per-image lists keep every record, and evaluation loads each listed id through ``anns``: every record of
+    a repeated id is scored as the last one (that one twice or more, the others not at all). Said once, an
+    error when ``strict``. Returns, for each row, the row scored in its place."""
+    j, i, v = _first_repeat(ann_id)
+    rule = f"duplicate id {v!r} (also annotations[{i}])"
+    count = len(ann_id) - len(np.unique(ann_id))
+    what = (
+        "annotations repeat an id listed before; as in pycocotools (whose id lookups keep the last record "
+        "of an id) each record of a repeated id is scored as the last record with that id"
+    )
+    accepted(name, strict, count, what, f"annotations[{j}]", rule)
+    _, inverse = np.unique(ann_id, return_inverse=True)
+    return last_occurrence(ann_id)[inverse.reshape(-1)]
+
+
+def _scored_rows(keep: np.ndarray, src: np.ndarray, image: np.ndarray) -> np.ndarray:
+    """The rows pycocotools evaluates where annotation ids repeat (``src``: see ``_repeated_ann_ids``): for
+    each listed record, in the order its per-image lists are read (image id, then file order), its stand-in,
+    where that is listed too."""
+    slots = np.flatnonzero(keep & keep[src])
+    return src[slots[np.argsort(image[slots], kind="stable")]]
+
+
+def ground_truth_from_columns(
+    cols: GtColumns, name: str, strict: bool = False, lvis_fields: bool = False
+) -> GroundTruth | None:
     """The :class:`GroundTruth` of ``cols`` (``None`` where its segmentation reader declines).
 
     Image records repeating an id are one image, with a :class:`DetevalWarning`; with ``strict`` an
@@ -101,15 +177,23 @@ def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) 
     dropped with a :class:`DetevalWarning` (pycocotools drops them silently). With masks, a missing
     box is the mask's extent (pycocotools reads no ground-truth box there) and, with the area
     missing too, the area is the mask's. A missing ``num_keypoints`` is the count of labelled ones.
+
+    What pycocotools scores but deteval would rather not guess about gives one :class:`DetevalWarning`
+    each (an :class:`~deteval.errors.InputError` with ``strict``): annotation ids that repeat (every
+    record of an id is scored as its last record, as pycocotools' id lookups do), a missing ``iscrowd``
+    (taken as 0), LVIS's fields (unless ``lvis_fields``: the caller reads them, as an LVIS protocol does).
     """
     image, img_found = cols.images.lookup(cols.image_id)
     category, cat_found = cols.categories.lookup(cols.category_id)
     keep = img_found & cat_found
     boxes = cols.bbox
     area = np.where(cols.has_area, cols.area, xywh_area(boxes))
+    scored = None  # where annotation ids repeat: the rows evaluated, in pycocotools' order
+    if cols.ann_id.dtype.kind == "i" and has_duplicates(cols.ann_id):
+        scored = _scored_rows(keep, _repeated_ann_ids(cols.ann_id, name, strict), image)
     masks = None
     if cols.segmentations is not None:
-        kept = np.flatnonzero(keep)
+        kept = np.flatnonzero(keep) if scored is None else scored
         masks = cols.segmentations(kept, cols.images.height[image[kept]], cols.images.width[image[kept]])
         if masks is None:
             return None
@@ -124,9 +208,13 @@ def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) 
             area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
     if cols.repeated_image_ids is not None:  # here, past the decline above: said once, by either reader
         _repeated_images(cols.repeated_image_ids, name, strict)
-    rows = slice(None)  # every annotation kept: the columns themselves, no copies (a large file's are large)
+    if cols.has_crowd is not None and not cols.has_crowd.all():
+        _missing_crowd(cols, name, strict)
+    if cols.lvis_found and not lvis_fields:
+        _lvis_fields(cols.lvis_found, name, strict)
+    rows = slice(None) if scored is None else scored  # slice: the columns themselves, no copies
     if not keep.all():
-        rows = keep
+        rows = keep if scored is None else rows
         warn(
             f"{name}: {int((~img_found).sum())} annotations name an image and "
             f"{int((img_found & ~cat_found).sum())} a category that the ground truth does not list; "
@@ -141,6 +229,7 @@ def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) 
     if ann_id.dtype.kind != "i":
         # pycocotools marks matches with annotation ids; only integers keep its id-0 rule meaningful
         ann_id = np.arange(1, len(ann_id) + 1, dtype=np.int64)
+    n_rows = int(keep.sum()) if scored is None else len(rows)
     return GroundTruth(
         image=image[rows],
         category=category[rows],
@@ -148,7 +237,7 @@ def ground_truth_from_columns(cols: GtColumns, name: str, strict: bool = False) 
         area=area[rows],
         crowd=cols.crowd[rows],
         ignore=cols.ignore[rows],
-        difficult=np.zeros(int(keep.sum()), dtype=bool),
+        difficult=np.zeros(n_rows, dtype=bool),
         ann_id=ann_id[rows],
         images=cols.images,
         categories=cols.categories,

@@ -13,17 +13,23 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.coco_columns import (
+    LVIS_CATEGORY_FIELDS,
+    LVIS_IMAGE_FIELDS,
     GtColumns,
+    accepted,
     box_polygon,
     detections_from_columns,
     ground_truth_from_columns,
     loadres_branch,
     warn,
 )
+from deteval.io.json_source import python_value, python_values
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
 
 
-def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: bool = False) -> GroundTruth:
+def ground_truth_of_json(
+    data: Any, name: str, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False
+) -> GroundTruth:
     """The :class:`GroundTruth` of a parsed COCO ground truth (see :func:`deteval.io.coco.load_coco_gt`)."""
     if not isinstance(data, dict):
         raise InputError(name, None, f"ground truth must be a JSON object, got {type(data).__name__}")
@@ -37,14 +43,14 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: b
         in_file = _ids(_column(images, "id", name, "images"), name, "images", "id", images)
     # a repeated id's size is its last record's, as pycocotools' id -> record dict keeps it
     lasts = [images[i] for i in (img_first if in_file is None else last_occurrence(in_file))]
-    height = _numbers([im.get("height", -1) for im in lasts], name, "images", "height", lasts)
-    width = _numbers([im.get("width", -1) for im in lasts], name, "images", "width", lasts)
+    height = _numbers(python_values([im.get("height", -1) for im in lasts]), name, "images", "height", lasts)
+    width = _numbers(python_values([im.get("width", -1) for im in lasts]), name, "images", "width", lasts)
     cat_ids, cat_first = _id_table(categories, name, "categories", unique=True)
     cat_names = [str(categories[i].get("name", categories[i]["id"])) for i in cat_first]
 
     lst = "annotations"
     ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns)
-    if has_duplicates(ann_ids):
+    if ann_ids.dtype.kind != "i" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
         _id_table(anns, name, lst, unique=True)  # raises naming the duplicate
     image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns)
     category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns)
@@ -53,15 +59,21 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: b
     no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
     if no_box.any():
         bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]
-    boxes = _numbers(bbox_raw, name, lst, "bbox", anns, width=4)
-    _check_box_sizes(boxes, name, lst, anns)
+    boxes = _numbers(bbox_raw, name, lst, "bbox", anns, width=4, finite=False)
+    _odd_boxes(boxes, name, lst, anns, strict)
     area_raw = _column(anns, "area", name, lst, default=None)
     missing_area = np.array([a is None for a in area_raw], dtype=bool).reshape(-1)
     area = np.zeros(len(anns))
     if not missing_area.all():
         present = [i for i in range(len(anns)) if not missing_area[i]]
-        area[present] = _numbers([area_raw[i] for i in present], name, lst, "area", [anns[i] for i in present])
-    crowd = _flags(_column(anns, "iscrowd", name, lst, default=0), name, lst, "iscrowd", anns)
+        sub = [anns[i] for i in present]
+        area[present] = _numbers([area_raw[i] for i in present], name, lst, "area", sub, finite=False)
+        _odd_areas(area[present], name, lst, sub, strict)
+    crowd_raw = _column(anns, "iscrowd", name, lst, default=None)
+    has_crowd = np.array([c is not None for c in crowd_raw], dtype=bool).reshape(-1)
+    if not has_crowd.all():
+        crowd_raw = [0 if c is None else c for c in crowd_raw]
+    crowd = _flags(crowd_raw, name, lst, "iscrowd", anns)
     ignore = _flags(_column(anns, "ignore", name, lst, default=0), name, lst, "ignore", anns)
     cols = GtColumns(
         images=IdTable(img_ids, height=height, width=width, file_rank=ranks_of(img_first)),
@@ -77,6 +89,8 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: b
         ignore=ignore,
     )
     cols.repeated_image_ids = in_file
+    cols.has_crowd = has_crowd
+    cols.lvis_found = _lvis_found(images, categories)
     if iou_type == "segm":
 
         def segmentations(kept: np.ndarray, heights: np.ndarray, widths: np.ndarray):
@@ -84,7 +98,7 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: b
 
             kept_anns = [anns[i] for i in kept]
             segs = _column(kept_anns, "segmentation", name, lst)
-            return masks_from_segmentations(segs, heights, widths, name, lst, kept_anns)
+            return masks_from_segmentations(segs, heights, widths, name, lst, kept_anns, strict)
 
         cols.segmentations = segmentations
     elif iou_type == "keypoints":
@@ -94,10 +108,22 @@ def ground_truth_of_json(data: Any, name: str, iou_type: str = "bbox", strict: b
         num = _numbers([0 if v is None else v for v in given], name, lst, "num_keypoints", anns)
         num[[v is None for v in given]] = np.nan
         cols.num_keypoints = num
-    return ground_truth_from_columns(cols, name, strict)
+    return ground_truth_from_columns(cols, name, strict, lvis_fields)
 
 
-def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections:
+def _lvis_found(images: list, categories: list) -> dict[str, str]:
+    """LVIS's fields in the ground truth: field -> the first record carrying it (``images[3]``)."""
+    found = {}
+    lists = (("images", images, LVIS_IMAGE_FIELDS), ("categories", categories, LVIS_CATEGORY_FIELDS))
+    for listname, records, fields in lists:
+        for field in fields:
+            i = next((i for i, r in enumerate(records) if field in r), None)
+            if i is not None:
+                found[field] = _record(listname, i, records[i])
+    return found
+
+
+def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox", strict: bool = False) -> Detections:
     """The :class:`Detections` of parsed COCO results (see :func:`deteval.io.coco.load_coco_results`)."""
     lst = "results"
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
@@ -129,34 +155,44 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
 
     first = data[0] if data else {"bbox": None}  # every record is an object here (their ids were read)
     # a bbox [] reads as absent, as in loadRes
-    branch = loadres_branch(first.get("bbox", []) != [], "segmentation" in first, "keypoints" in first)
+    branch = loadres_branch(python_value(first.get("bbox", [])) != [], "segmentation" in first, "keypoints" in first)
     if branch == "none":
         raise InputError(name, _record(lst, 0, data[0]), "a result needs a 'bbox', a 'segmentation' or 'keypoints'")
     boxes = None
     if branch == "bbox":
-        boxes = _numbers(_column(data, "bbox", name, lst), name, lst, "bbox", data, width=4)
-        _check_box_sizes(boxes, name, lst, data)
+        boxes = _numbers(_column(data, "bbox", name, lst), name, lst, "bbox", data, width=4, finite=False)
+        _odd_boxes(boxes, name, lst, data, strict)
     masks = None
     if branch == "segm" or iou_type == "segm":
         from deteval.io.masks import masks_from_segmentations  # numba: only for masks
 
         if branch == "bbox":  # pycocotools gives box-only results their box as a polygon
             segs = [r["segmentation"] if "segmentation" in r else box_polygon(b) for r, b in zip(data, boxes)]
+            maskless = np.array(["segmentation" not in r for r in data], dtype=bool).reshape(-1)
+            if maskless.any():
+                i = int(np.argmax(maskless))
+                what = (
+                    "results have no 'segmentation' in mask evaluation: their boxes are scored as masks, "
+                    "as in pycocotools"
+                )
+                accepted(name, strict, int(maskless.sum()), what, _record(lst, i, data[i]), "has no 'segmentation'")
         else:
             segs = _column(data, "segmentation", name, lst)
-        masks = masks_from_segmentations(segs, gt.images.height[image], gt.images.width[image], name, lst, data)
+        heights, widths = gt.images.height[image], gt.images.width[image]
+        masks = masks_from_segmentations(segs, heights, widths, name, lst, data, strict)
     kpts = None
     if branch == "keypoints" or iou_type == "keypoints":
         kpts = _keypoints(_column(data, "keypoints", name, lst), name, lst, data)
     has_bbox = None
     if branch == "segm":
-        has_bbox = np.array([r.get("bbox", []) != [] for r in data], bool).reshape(-1)
+        has_bbox = np.array([python_value(r.get("bbox", [])) != [] for r in data], bool).reshape(-1)
         boxes = np.zeros((len(data), 4))
         given = np.flatnonzero(has_bbox).tolist()
         if given:
             sub = [data[i] for i in given]
-            boxes[given] = _numbers([r["bbox"] for r in sub], name, lst, "bbox", sub, width=4)
-            _check_box_sizes(boxes[given], name, lst, sub)
+            given_boxes = python_values([r["bbox"] for r in sub], deep=False)
+            boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
+            _odd_boxes(boxes[given], name, lst, sub, strict)
     return detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
 
 
@@ -170,10 +206,10 @@ def _record(listname: str, index: int, rec: Any) -> str:
 
 def _column(records: list, key: str, name: str, listname: str, default: Any = KeyError) -> list:
     """``[r[key] for r in records]``, with the first bad record named on failure."""
-    try:
+    try:  # numpy and torch values as Python's (numbers inside lists: _numbers' np.array reads them)
         if default is KeyError:
-            return [r[key] for r in records]
-        return [r.get(key, default) for r in records]
+            return python_values([r[key] for r in records], deep=False)
+        return python_values([r.get(key, default) for r in records], deep=False)
     except (KeyError, TypeError, AttributeError):
         for i, r in enumerate(records):
             if not isinstance(r, dict):
@@ -201,8 +237,10 @@ def _ids(values: list, name: str, listname: str, key: str, records: list) -> np.
     raise InputError(name, listname, f"{key} values mix integers and strings")
 
 
-def _numbers(values: list, name: str, listname: str, key: str, records: list, width: int | None = None) -> np.ndarray:
-    """A float64 array of numbers (rows of ``width`` numbers when given); finite."""
+def _numbers(
+    values: list, name: str, listname: str, key: str, records: list, width: int | None = None, finite: bool = True
+) -> np.ndarray:
+    """A float64 array of numbers (rows of ``width`` numbers when given); finite, unless not ``finite``."""
     if len(values) == 0:
         return np.zeros((0,) if width is None else (0, width), dtype=np.float64)
     try:
@@ -213,6 +251,9 @@ def _numbers(values: list, name: str, listname: str, key: str, records: list, wi
     except (ValueError, TypeError):
         ok = False
     if not ok:
+        plain = python_values(values)  # tensors inside lists, say
+        if plain is not values:
+            return _numbers(plain, name, listname, key, records, width, finite)
         for i, v in enumerate(values):
             vs = v if width is not None and isinstance(v, (list, tuple)) else [v]
             if width is not None and (not isinstance(v, (list, tuple)) or len(v) != width):
@@ -222,19 +263,45 @@ def _numbers(values: list, name: str, listname: str, key: str, records: list, wi
                 raise InputError(name, _record(listname, i, records[i]), f"{key} must be numeric, got {v!r}")
         raise InputError(name, listname, f"{key} values are not numeric")
     arr = arr.astype(np.float64)
-    finite = np.isfinite(arr) if width is None else np.isfinite(arr).all(axis=1)
-    if not finite.all():
-        i = int(np.argmin(finite))
+    if not finite:
+        return arr
+    ok = np.isfinite(arr) if width is None else np.isfinite(arr).all(axis=1)
+    if not ok.all():
+        i = int(np.argmin(ok))
         raise InputError(name, _record(listname, i, records[i]), f"{key} is not finite: {values[i]!r}")
     return arr
 
 
-def _check_box_sizes(boxes: np.ndarray, name: str, listname: str, records: list) -> None:
+def _odd_boxes(boxes: np.ndarray, name: str, listname: str, records: list, strict: bool) -> None:
+    """Boxes pycocotools scores though deteval would rather not: one warning each for non-finite
+    coordinates and for negative sizes (errors with ``strict``)."""
+    bad = ~np.isfinite(boxes).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = (
+            f"{listname} have a bbox with a NaN or infinite number; scored as pycocotools scores them (a NaN edge "
+            "gives way to the other box's in the overlap, a NaN area is in every area range)"
+        )
+        rule = f"bbox is not finite: {python_value(records[i]['bbox'])!r}"
+        accepted(name, strict, int(bad.sum()), what, _record(listname, i, records[i]), rule)
     neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
     if neg.any():
         i = int(np.argmax(neg))
-        rule = f"bbox has a negative width or height: {records[i]['bbox']!r}"
-        raise InputError(name, _record(listname, i, records[i]), rule)
+        what = (
+            f"{listname} have a bbox of negative width or height; scored as pycocotools scores them (overlap "
+            "from the box's edges as given, area w*h: one negative side puts it outside every area range)"
+        )
+        rule = f"bbox has a negative width or height: {python_value(records[i]['bbox'])!r}"
+        accepted(name, strict, int(neg.sum()), what, _record(listname, i, records[i]), rule)
+
+
+def _odd_areas(area: np.ndarray, name: str, listname: str, records: list, strict: bool) -> None:
+    bad = ~np.isfinite(area)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = f"{listname} have a NaN or infinite area; scored as in pycocotools (a NaN area is in every area range)"
+        rule = f"area is not finite: {python_value(records[i]['area'])!r}"
+        accepted(name, strict, int(bad.sum()), what, _record(listname, i, records[i]), rule)
 
 
 def _flags(values: list, name: str, listname: str, key: str, records: list) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 from contextlib import suppress
+from itertools import chain
 from typing import Any
 
 from deteval.errors import InputError
@@ -92,3 +93,56 @@ def read_json(source: Any, what: str, raw: bytes | mmap.mmap | None = None) -> t
     if not is_path(source):
         return source, f"<{what}>"
     return parse_json(read_bytes(source, what) if raw is None else raw, str(source)), str(source)
+
+
+# What JSON parsing gives, and what needs no conversion
+_SCALARS = frozenset({int, float, str, bool, type(None), bytes})
+_CONTAINERS = frozenset({list, tuple, dict})
+
+
+def python_value(value: Any) -> Any:
+    """``value`` with numpy and torch scalars and arrays anywhere in it as Python values.
+
+    Records built in memory hold them (an ``np.int64`` id, an ndarray box, a 0-d tensor score): anything
+    with a ``tolist()`` (numpy scalars and arrays, torch tensors; duck-typed, torch is never imported) is
+    read through it, so a valid number is never refused for its type. Lists, tuples and dicts are
+    rebuilt only where something in them is converted.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        if set(map(type, value)) <= _SCALARS:
+            return value
+        return kind(python_value(v) for v in value)
+    if kind is dict:
+        if set(map(type, value.values())) <= _SCALARS:
+            return value
+        return {k: python_value(v) for k, v in value.items()}
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        try:
+            return python_value(tolist())
+        except TypeError:  # a tolist() that is not numpy's
+            return value
+    return value
+
+
+def python_values(values: list, deep: bool = True) -> list:
+    """``values`` as :func:`python_value` reads each; the list itself when all are plain already.
+
+    The check walks the values level by level at C speed (no Python call per number): a parsed file's
+    columns pass it untouched. ``deep=False`` looks at the values themselves only (an ndarray box, an
+    ``np.int64`` id), leaving numpy scalars inside lists to the caller's ``np.array``, which reads them
+    exactly: a cheaper check for columns of numbers.
+    """
+    level: Any = values
+    while True:
+        kinds = set(map(type, level))
+        if kinds <= _SCALARS:
+            return values
+        if not kinds <= _SCALARS | _CONTAINERS:
+            return [python_value(v) for v in values]
+        if not deep:
+            return values
+        level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in level if type(v) in _CONTAINERS))

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.coco_columns import accepted
+from deteval.io.json_source import python_values
 from deteval.jit import njit
 from deteval.rle import U32, Masks
 
@@ -122,8 +124,10 @@ def decode_rle_strings(strings: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_polygons(seg: list, h: int, w: int, name: str, record: str) -> None:
-    if h <= 0 or w <= 0:
+    if h < 0 or w < 0:
         raise InputError(name, record, "a polygon needs the image's height and width in the ground truth 'images'")
+    if w == 0 and h > 0:  # pycocotools' rasteriser gives runs that do not sum to 0 pixels: no mask to score
+        raise InputError(name, record, f"a polygon on an image of width 0 (and height {h}) has no mask")
     if not seg:
         raise InputError(name, record, "empty polygon list")
     for part in seg:
@@ -197,7 +201,13 @@ def _rasterise_polygons(segs: list, rows: list[int], hs: np.ndarray, ws: np.ndar
 
 
 def masks_from_segmentations(
-    segs: list[Any], heights: np.ndarray, widths: np.ndarray, name: str, listname: str, records: list
+    segs: list[Any],
+    heights: np.ndarray,
+    widths: np.ndarray,
+    name: str,
+    listname: str,
+    records: list,
+    strict: bool = False,
 ) -> Masks:
     """Flat RLE for each segmentation, as pycocotools' ``annToRLE`` reads it.
 
@@ -205,7 +215,14 @@ def masks_from_segmentations(
     row) by :mod:`deteval.io.polygons`, bit-identical to pycocotools; RLE keeps
     its own ``size``. Errors name the record: malformed RLE, runs not summing to
     height*width, negative runs, polygons of fewer than 3 points.
+
+    A polygon on an image whose ``height`` is 0 is an empty mask of that size, as pycocotools
+    rasterises it (it overlaps nothing), with one :class:`DetevalWarning` for them all; with
+    ``strict`` an :class:`~deteval.errors.InputError`. (A width of 0 with a height is refused:
+    pycocotools' runs there do not sum to the image's 0 pixels.) Numbers held as numpy or torch values are
+    read as Python's (:func:`deteval.io.json_source.python_values`).
     """
+    segs = python_values(segs)
 
     def record(i: int) -> str:
         rid = records[i].get("id") if isinstance(records[i], dict) else None
@@ -220,6 +237,7 @@ def masks_from_segmentations(
     strings: list[bytes] = [b""] * n
     lists: dict[int, np.ndarray] = {}
     polygon_rows: list[int] = []
+    empty_rows: list[int] = []  # polygons on images of size 0
     try:
         for i, seg in enumerate(segs):
             if type(seg) is dict:
@@ -256,14 +274,27 @@ def masks_from_segmentations(
                 if h * w >= 2**63 or max(h, w) >= 2**63:
                     size = f"{heights[i]:g}x{widths[i]:g}"
                     raise InputError(name, record(i), f"the image's size {size} is too large for a polygon")
-                polygon_rows.append(i)  # checked all at once below
                 hs[i], ws[i] = h, w
+                if h == 0 and w >= 0:  # an image of height 0: pycocotools' mask is one empty run
+                    empty_rows.append(i)
+                    lists[i] = np.zeros(1, np.int64)
+                    continue
+                polygon_rows.append(i)  # checked all at once below
             else:
                 raise InputError(name, record(i), f"segmentation must be polygons or RLE, got {type(seg).__name__}")
     except InputError:
         check_polygon_rows(polygon_rows)  # a bad polygon before this record is the first error
         raise
 
+    if empty_rows:
+        check_polygon_rows(empty_rows)
+        i = empty_rows[0]
+        what = (
+            f"{listname} are polygons on an image of height 0: empty masks that overlap nothing "
+            "(as pycocotools rasterises them)"
+        )
+        rule = f"a polygon on an image of size {hs[i]}x{ws[i]}"
+        accepted(name, strict, len(empty_rows), what, record(i), rule)
     polygons = None
     if polygon_rows:
         coords = _polygon_coords(segs, polygon_rows, hs, ws)

@@ -100,7 +100,8 @@ class Protocol(ABC):
         """The parameters: the built-in preset, then ``preset`` (a user's, e.g. ``--config``), then ``options``.
 
         ``strict`` turns what ``compat`` accepts with a warning, as the reference tool does, into an
-        :class:`InputError` at :meth:`load` (COCO: a repeated image id); a protocol with no such input ignores it.
+        :class:`InputError` at :meth:`load` (COCO: a repeated image id, a negative box ...); a protocol with no
+        such input ignores it.
         """
         self.check_iou_type(iou_type)
         for old, new in self.renamed_options.items():

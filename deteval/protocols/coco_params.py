@@ -33,7 +33,7 @@ class CocoParams:
     use_cats: bool = True
     compat: bool = True
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
-    strict: bool = False  # loading: a repeated image id is an error (not a warning); no number depends on it
+    strict: bool = False  # loading: what pycocotools scores and deteval warns about is an error instead
 
     def to_dict(self) -> dict:
         return {

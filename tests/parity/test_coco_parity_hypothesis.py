@@ -117,6 +117,6 @@ def _with_examples(test):
 
 
 @_with_examples
-@given(coco_cases())
+@given(coco_cases(odd_boxes=True))
 def test_coco_bbox_parity_generated(case):
     _check(case)

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from deteval.io.coco_columns import LVIS_CATEGORY_FIELDS, LVIS_IMAGE_FIELDS, record_name
 from deteval.io.scan.gt_segm import read_segmentation
 from deteval.io.scan.lexer import (
     KERNEL,
@@ -24,7 +25,7 @@ from deteval.jit import njit
 from deteval.types import xywh_area
 
 # How a known key's value is read (anything else declines the file)
-_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM = 0, 1, 2, 3, 4, 5
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM, _V_SEEN = 0, 1, 2, 3, 4, 5, 6  # _V_SEEN: skipped, but noted
 _L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
 _LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
 _LIST_OFF = np.array([0, 6, 17, 27], np.int64)
@@ -55,9 +56,12 @@ _ANN_KEYS = [
     ("area", _V_NUM, 4),
 ]
 _GT_SPECS = (
-    _Spec([("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)], ("id",)),
+    _Spec(
+        [("id", _V_INT, 0), ("height", _V_NUM, 0), ("width", _V_NUM, 1)] + [(k, _V_SEEN, 0) for k in LVIS_IMAGE_FIELDS],
+        ("id",),
+    ),
     _Spec(_ANN_KEYS, ("id", "image_id", "category_id", "bbox")),
-    _Spec([("id", _V_INT, 0), ("name", _V_STR, 1)], ("id",)),
+    _Spec([("id", _V_INT, 0), ("name", _V_STR, 1)] + [(k, _V_SEEN, 0) for k in LVIS_CATEGORY_FIELDS], ("id",)),
 )
 # mask evaluation: the segmentation is read and required, the box may be missing (then the mask's extent)
 _SEGM_ANN_SPEC = _Spec([*_ANN_KEYS, ("segmentation", V_SEGM, 0)], ("id", "image_id", "category_id", "segmentation"))
@@ -115,6 +119,11 @@ def _records(
                 if byte_at(buf, pos, n) != 58:
                     return 0, pos, nrec, nspan
                 pos = skip_ws(buf, pos + 1, n)
+                if k >= 0 and how[k] == _V_SEEN:  # its presence noted, its value skipped
+                    if seen & (1 << k):
+                        return 0, pos, nrec, nspan
+                    seen |= 1 << k
+                    k = -1
                 if k < 0:
                     pos = skip_value(buf, pos, n, stack)
                 else:
@@ -337,6 +346,14 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
         has = {key: (present >> i) & 1 == 1 for key, i in spec.index.items()}
         out[name] = {"_ints": ints, "_floats": floats, "_has": has}
     img, ann, cat = out["images"], out["annotations"], out["categories"]
+    lvis_found = {}
+    for listname, fields in (("images", LVIS_IMAGE_FIELDS), ("categories", LVIS_CATEGORY_FIELDS)):
+        table = out[listname]
+        for field in fields:
+            has = table["_has"][field]
+            if has.any():
+                i = int(np.argmax(has))
+                lvis_found[field] = record_name(listname, i, int(table["_ints"][i, 0]))
     images = {
         "id": img["_ints"][:, 0].copy(),
         "height": np.where(img["_has"]["height"], img["_floats"][:, 0], -1.0),
@@ -353,6 +370,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
         "bbox": box,
         "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box_area),
         "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
+        "has_iscrowd": ann["_has"]["iscrowd"],
         "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
     }
     if segm:
@@ -374,4 +392,9 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
             continue
         token = raw[start:end]
         names.append(json.loads(token) if b"\\" in token else token[1:-1].decode("utf-8"))
-    return {"images": images, "annotations": annotations, "categories": {"id": cat_ids, "name": names}}
+    return {
+        "images": images,
+        "annotations": annotations,
+        "categories": {"id": cat_ids, "name": names},
+        "lvis_found": lvis_found,
+    }

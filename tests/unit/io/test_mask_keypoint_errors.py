@@ -262,16 +262,22 @@ def test_segmentation_missing():
     assert _error(_dt_segm(), gt, iou_type="segm") == f"{GT}: annotations[0] (id=1): missing key 'segmentation'"
 
 
-@pytest.mark.parametrize("drop", [["height"], ["width"], ["height", "width"], "zero"], ids=["h", "w", "hw", "zero"])
+@pytest.mark.parametrize("drop", [["height"], ["width"], ["height", "width"]], ids=["h", "w", "hw"])
 def test_polygon_gt_on_image_without_size(drop):
     gt = _gt_segm()
-    if drop == "zero":
-        gt["images"][0]["height"] = 0
-    else:
-        for key in drop:
-            del gt["images"][0][key]
+    for key in drop:
+        del gt["images"][0][key]
     assert _error(_dt_segm(), gt, iou_type="segm") == (
         f"{GT}: annotations[0] (id=1): a polygon needs the image's height and width in the ground truth 'images'"
+    )
+
+
+def test_polygon_gt_on_image_of_size_zero_is_refused_when_strict():
+    """pycocotools scores it (an empty mask: tests/parity/test_odd_inputs.py); strict refuses it."""
+    gt = _gt_segm()
+    gt["images"][0]["height"] = 0
+    assert _error(_dt_segm(), gt, iou_type="segm", strict=True) == (
+        f"{GT}: annotations[0] (id=1): a polygon on an image of size 0x5"
     )
 
 
