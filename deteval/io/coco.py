@@ -68,8 +68,9 @@ def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis
     boxes of negative size, NaN or infinite box coordinates or areas, repeated annotation
     ids (each record of an id scored as the last one, as pycocotools' id lookups do), a
     missing ``iscrowd``, polygons on images of height or width 0 (empty masks), LVIS's
-    fields (``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``) unless
-    ``lvis_fields=True`` (the caller reads them: an LVIS protocol). numpy and torch values
+    fields (``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``). With
+    ``lvis_fields=True`` (the caller is an LVIS protocol: it reads those fields and never
+    ``iscrowd``) neither of the last two is said. numpy and torch values
     in records given as objects are read as their Python values.
 
     Raises

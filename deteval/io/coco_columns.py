@@ -181,7 +181,8 @@ def ground_truth_from_columns(
     What pycocotools scores but deteval would rather not guess about gives one :class:`DetevalWarning`
     each (an :class:`~deteval.errors.InputError` with ``strict``): annotation ids that repeat (every
     record of an id is scored as its last record, as pycocotools' id lookups do), a missing ``iscrowd``
-    (taken as 0), LVIS's fields (unless ``lvis_fields``: the caller reads them, as an LVIS protocol does).
+    (taken as 0), LVIS's fields; neither of the last two with ``lvis_fields`` (an LVIS protocol's caller,
+    which reads those fields and never ``iscrowd``).
     """
     image, img_found = cols.images.lookup(cols.image_id)
     category, cat_found = cols.categories.lookup(cols.category_id)
@@ -208,7 +209,7 @@ def ground_truth_from_columns(
             area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
     if cols.repeated_image_ids is not None:  # here, past the decline above: said once, by either reader
         _repeated_images(cols.repeated_image_ids, name, strict)
-    if cols.has_crowd is not None and not cols.has_crowd.all():
+    if cols.has_crowd is not None and not cols.has_crowd.all() and not lvis_fields:  # LVIS never reads iscrowd
         _missing_crowd(cols, name, strict)
     if cols.lvis_found and not lvis_fields:
         _lvis_fields(cols.lvis_found, name, strict)

@@ -112,6 +112,24 @@ def _lists(data: dict, gt: GroundTruth, name: str, key: str) -> tuple[np.ndarray
     return np.cumsum(counts), cats[take].astype(np.int32)
 
 
+def _unique_ann_ids(data: Any, name: str) -> None:
+    """The COCO protocol scores repeated annotation ids as pycocotools does (with a warning); whether
+    lvis-api's id lookups repeat them the same way is not tested, so LVIS refuses them."""
+    anns = data.get("annotations") if isinstance(data, dict) else None
+    if not isinstance(anns, list):
+        return  # the COCO reader names what is wrong
+    seen: dict = {}
+    for i, ann in enumerate(anns):
+        aid = ann.get("id") if isinstance(ann, dict) else None
+        if aid is None or isinstance(aid, list | dict):
+            continue
+        if aid in seen:
+            raise InputError(
+                name, _record("annotations", i, ann), f"repeats the id of annotations[{seen[aid]}]; ids must be unique"
+            )
+        seen[aid] = i
+
+
 def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> LvisGroundTruth:
     """Load an LVIS ground truth (a path or the parsed ``dict``) into an :class:`LvisGroundTruth`.
 
@@ -125,7 +143,8 @@ def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> L
     if isinstance(source, LvisGroundTruth):
         return source
     data, name = read_json(source, "ground truth")
-    gt = ground_truth_of_json(data, name, iou_type, strict)
+    _unique_ann_ids(data, name)
+    gt = ground_truth_of_json(data, name, iou_type, strict, lvis_fields=True)
     neg_offsets, neg_category = _lists(data, gt, name, "neg_category_ids")
     nel_offsets, nel_category = _lists(data, gt, name, "not_exhaustive_category_ids")
     federated = Federated(neg_offsets, neg_category, nel_offsets, nel_category, _frequencies(data, gt, name))

@@ -132,3 +132,20 @@ def test_cli_json_keys_summary_and_frequency_column(lvis100, tmp_path, capsys):
     rows = {r["category_id"]: r for r in data["per_class"]}
     freq = {c["id"]: c["frequency"] for c in json.load(open(gt))["categories"]}
     assert {k: r["frequency"] for k, r in rows.items()} == freq
+
+
+def test_lvis_ground_truth_loads_without_coco_warnings(tmp_path, recwarn):
+    """LVIS files carry no iscrowd and do carry the federated fields: neither is an oddity for --protocol lvis,
+    while the COCO protocol warns about both."""
+    files = fixture_files(tmp_path)
+    deteval.evaluate(files["dets_bbox"], files["lvis_val_100"], protocol="lvis")
+    assert not [w for w in recwarn if issubclass(w.category, deteval.DetevalWarning)]
+    with pytest.warns(deteval.DetevalWarning, match="--protocol lvis"):
+        load_coco_gt(_gt())
+
+
+def test_repeated_annotation_id_is_refused():
+    gt = _gt()
+    gt["annotations"][1]["id"] = 1
+    with pytest.raises(InputError, match=r"annotations\[1\] \(id=1\): repeats the id of annotations\[0\]"):
+        deteval.evaluate(_DETS, gt, protocol="lvis")
