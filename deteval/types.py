@@ -181,6 +181,8 @@ class Detections:
     masks: Masks | None = None  # iou_type "segm": one run-length mask per row
     mask_area: np.ndarray | None = None  # float64 (N,), pixels of each mask (``area`` may be the box's)
     keypoints: np.ndarray | None = None  # float64 (N, 3K)
+    # the -inf scores were NaN in the input (no input score was -inf): they rank last, and results show NaN
+    nan_scores: bool = False
 
     def __len__(self) -> int:
         return len(self.image)

@@ -65,7 +65,8 @@ def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis
 
     What pycocotools scores, deteval scores as it does, with one :class:`DetevalWarning`
     per oddity (count and first record; with ``strict`` that record's :class:`InputError`):
-    boxes of negative size, NaN or infinite box coordinates or areas, repeated annotation
+    boxes of negative size, NaN or infinite box coordinates, areas or scores (a NaN score ranks
+    last: see ``Detections.nan_scores``; beside a -inf score it is an error), repeated annotation
     ids (each record of an id scored as the last one, as pycocotools' id lookups do), a
     missing ``iscrowd``, polygons on images of height or width 0 (empty masks), LVIS's
     fields (``neg_category_ids``, ``not_exhaustive_category_ids``, ``frequency``). With

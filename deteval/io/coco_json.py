@@ -7,6 +7,7 @@ values to :mod:`deteval.io.coco_columns`, which the byte scanner feeds too.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -142,7 +143,8 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
         raise InputError(name, _record(lst, i, data[i]), rule)
     cat_vals = _column(data, "category_id", name, lst)
     category, keep = gt.categories.lookup(_ids(cat_vals, name, lst, "category_id", data))
-    score = _numbers(_column(data, "score", name, lst), name, lst, "score", data)
+    score = _numbers(_column(data, "score", name, lst), name, lst, "score", data, finite=False)
+    nan_scores = _odd_scores(score, name, lst, data, strict)
     if not keep.all():
         missing = sorted({str(c) for c, f in zip(cat_vals, keep) if not f})
         warn(
@@ -193,7 +195,8 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
             given_boxes = python_values([r["bbox"] for r in sub], deep=False)
             boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
             _odd_boxes(boxes[given], name, lst, sub, strict)
-    return detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
+    dets = detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
+    return dataclasses.replace(dets, nan_scores=True) if nan_scores else dets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,6 +296,31 @@ def _odd_boxes(boxes: np.ndarray, name: str, listname: str, records: list, stric
         )
         rule = f"bbox has a negative width or height: {python_value(records[i]['bbox'])!r}"
         accepted(name, strict, int(neg.sum()), what, _record(listname, i, records[i]), rule)
+
+
+def _odd_scores(score: np.ndarray, name: str, listname: str, records: list, strict: bool) -> bool:
+    """Scores pycocotools ranks though deteval would rather not: infinite ones (ranked first or last), and
+    NaN ones, which its stable descending sorts put after every other score. A NaN becomes -inf here (in
+    place), which ranks the same where no score is -inf; whether it did is returned (the result shows
+    NaN again). NaN beside -inf has no such stand-in: an error, strict or not."""
+    nan = np.isnan(score)
+    inf = np.isinf(score)
+    if inf.any():
+        i = int(np.argmax(inf))
+        what = f"{listname} have an infinite score; ranked as in pycocotools"
+        accepted(name, strict, int(inf.sum()), what, _record(listname, i, records[i]), f"score is {float(score[i])!r}")
+    if not nan.any():
+        return False
+    i = int(np.argmax(nan))
+    rule = "score is NaN"
+    if (score == -np.inf).any():
+        j = int(np.argmax(score == -np.inf))
+        rule = f"score is NaN, and {_record(listname, j, records[j])} has -inf: deteval cannot rank both as pycocotools"
+        raise InputError(name, _record(listname, i, records[i]), rule)
+    what = f"{listname} have a NaN score; ranked last, after every other, as pycocotools' sorts put NaN"
+    accepted(name, strict, int(nan.sum()), what, _record(listname, i, records[i]), rule)
+    score[nan] = -np.inf
+    return True
 
 
 def _odd_areas(area: np.ndarray, name: str, listname: str, records: list, strict: bool) -> None:

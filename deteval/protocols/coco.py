@@ -50,6 +50,7 @@ class CocoMatches:
     state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
     npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
     ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
+    nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
 
 
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
@@ -103,6 +104,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         state=state,
         npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
         ndet=ndet.astype(np.int64),
+        nan_scores=dets.nan_scores,
     )
 
 
@@ -133,6 +135,12 @@ def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> n
     return oks_blocks(*blocks, gt_kpts, gt.boxes, gt.area, dt_kpts, params.kpt_sigmas)
 
 
+def shown_nan_scores(scores: np.ndarray) -> None:
+    """pycocotools' ``scores`` array where NaN scores were ranked as -inf (see ``Detections.nan_scores``):
+    their -inf entries become NaN again, in place."""
+    scores[scores == -np.inf] = np.nan
+
+
 def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> CocoResult:
     """Rank and accumulate matches into pycocotools' arrays, the stats and the per-class rows (no summary lines)."""
     from deteval.accumulate import accumulate
@@ -142,6 +150,8 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
         m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig,
         np.array(params.max_dets), params.rec_thrs,
     )  # fmt: skip
+    if m.nan_scores:
+        shown_nan_scores(scores)
     cat_ids = categories.ids if params.use_cats else np.array([-1])
     return CocoResult(
         protocol="coco",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.protocols.coco import overlaps
+from deteval.protocols.coco import overlaps, shown_nan_scores
 from deteval.protocols.coco_params import CocoParams
 from deteval.types import Detections, GroundTruth, IdTable, take_rows
 
@@ -178,7 +178,10 @@ def accumulate(ev: Evaluated, rec_thrs: np.ndarray, max_dets: list) -> tuple[np.
     per_group = np.diff(g.dt_offsets)
     category = np.repeat(g.category if ev.params.use_cats else np.zeros(len(g), np.int32), per_group)
     image = np.repeat(g.image, per_group)
-    return accumulate_kernel(
+    precision, recall, scores = accumulate_kernel(
         category, image, g.dt_rank, ev.dets.score[g.dt_rows], ev.state, ev.npig,
         np.asarray(max_dets, np.int64), np.asarray(rec_thrs, np.float64).reshape(-1),
     )  # fmt: skip
+    if ev.dets.nan_scores:
+        shown_nan_scores(scores)
+    return precision, recall, scores

@@ -82,7 +82,8 @@ def eval_imgs(ev: Evaluated, p: Any, dt_ids: np.ndarray) -> list:
         k = cat if p.useCats else 0
         has_overlaps = not ev.no_overlaps and len(gt_rows) and len(dt_rows)
         d_ids = dt_ids[dt_rows].tolist()
-        d_scores = dets.score[dt_rows].tolist()
+        d_scores = dets.score[dt_rows]
+        d_scores = np.where(d_scores == -np.inf, np.nan, d_scores).tolist() if dets.nan_scores else d_scores.tolist()
         d_area = dets.area[dt_rows]
         for a, rng in enumerate(p.areaRng):
             ig = (gt_ignore[gt_rows] | (gt_area[gt_rows] < rng[0]) | (gt_area[gt_rows] > rng[1])).astype(np.int64)

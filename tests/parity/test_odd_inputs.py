@@ -4,6 +4,8 @@ with an InputError naming the file and the first record under ``strict=True`` / 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import warnings
@@ -111,8 +113,37 @@ def test_strict_accepts_what_gives_no_warning(name):
 def test_the_oddities_change_the_numbers():
     """The catalog's changes are seen by pycocotools (else the parity above would prove little)."""
     clean = run_pycocotools(*_cleaned("negative_size_results"))
-    for name in ("negative_size_results", "repeated_annotation_ids", "non_finite_results", "non_finite_gt"):
+    for name in ("negative_size_results", "repeated_annotation_ids", "non_finite_results", "non_finite_gt",
+                 "non_finite_scores", "infinite_scores"):  # fmt: skip
         assert not np.array_equal(_oracle(name).eval["precision"], clean.eval["precision"]), name
+    assert np.isnan(_oracle("non_finite_scores").eval["scores"]).any()  # NaN shown where pycocotools shows it
+
+
+def test_nan_scores_beside_minus_inf_are_refused():
+    """NaN ranks as -inf would (last), so a -inf score beside NaN has no stand-in: an error naming both."""
+    dt, gt = _paths("non_finite_scores")
+    dets = load_json(dt)
+    dets[15]["score"] = -math.inf
+    with pytest.raises(InputError, match=r"results\[1\].*score is NaN, and results\[15\].*has -inf"):
+        deteval.evaluate(dets, gt)
+
+
+def test_nan_scores_through_the_pycocotools_drop_in():
+    """The drop-in shows NaN in eval['scores'] and in evalImgs' dtScores, as pycocotools does."""
+    from deteval.pycocotools import COCO, COCOeval
+
+    dt, gt = _paths("non_finite_scores")
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DetevalWarning)
+        g = COCO(gt)
+        ev = COCOeval(g, g.loadRes(dt), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+    want = _oracle("non_finite_scores")
+    for key in ("precision", "recall", "scores"):
+        assert np.array_equal(ev.eval[key], want.eval[key], equal_nan=True), key
+    got = [r["dtScores"] for r in ev.evalImgs if r]
+    assert any(math.isnan(x) for scores in got for x in scores)
 
 
 def _cleaned(name: str):
@@ -125,7 +156,9 @@ def _cleaned(name: str):
     return [{k: v for k, v in d.items() if k != "segmentation"} for d in dt], gt
 
 
-@pytest.mark.parametrize("name", ["repeated_annotation_ids", "negative_size_results", "non_finite_results"])
+@pytest.mark.parametrize(
+    "name", ["repeated_annotation_ids", "negative_size_results", "non_finite_results", "non_finite_scores"]
+)
 def test_pooled_categories_as_pycocotools(name):
     """useCats=0 reads the per-image lists by category order: the repeated ids' stand-ins land as there."""
     dt, gt = (load_json(p) for p in _paths(name))

@@ -131,6 +131,22 @@ def cases() -> dict:
     case("box_only_results_segm", gt, d, iou_type="segm",
          warnings=["22 results have no 'segmentation' in mask evaluation"], strict=["dt", "results[0]"])  # fmt: skip
 
+    d = _boxes_only(dt)
+    for i in (1, 4, 9):
+        d[i]["score"] = NAN  # ranked after every other score, in input order; NaN in eval['scores']
+    d[6]["score"] = INF
+    d[12]["score"] = INF  # a tie at +inf, across images
+    d[15]["score"] = 0.0  # a score of 0 ranks before NaN ones (-inf beside NaN is refused: test_odd_inputs)
+    case("non_finite_scores", gt, d,
+         warnings=["2 results have an infinite score", "3 results have a NaN score"],
+         strict=["dt", "results[6]"])  # fmt: skip
+
+    d = _boxes_only(dt)
+    d[3]["score"] = -INF
+    d[8]["score"] = -INF
+    d[10]["score"] = INF
+    case("infinite_scores", gt, d, warnings=["3 results have an infinite score"], strict=["dt", "results[3]"])
+
     g = copy.deepcopy(gt)
     for im in g["images"]:
         im.update(neg_category_ids=[2], not_exhaustive_category_ids=[])

@@ -92,11 +92,13 @@ def test_result_image_not_in_gt():
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-def test_non_finite_score(tmp_path, value):
+def test_non_finite_score_under_strict(tmp_path, value):
+    """Scored as pycocotools ranks them by default (tests/parity/test_odd_inputs.py); strict refuses them."""
     dets = _dets()
     dets[0]["score"] = value
     preds = _write(tmp_path, "preds.json", dets)  # json.dump writes NaN/Infinity literals
-    assert _error(preds, _gt()) == f"{preds}: results[0]: score is not finite: {value!r}"
+    rule = "score is NaN" if math.isnan(value) else f"score is {value!r}"
+    assert _error(preds, _gt(), strict=True) == f"{preds}: results[0]: {rule}"
 
 
 # what pycocotools scores is scored (with a warning: tests/parity/test_odd_inputs.py); strict refuses it
