@@ -164,7 +164,10 @@ def load_lvis_pair(
         raise InputError(getattr(gt, "source", "ground truth"), None, "the lvis protocol needs an LVIS ground truth "
                          "(load_lvis_gt): a GroundTruth has no neg/not-exhaustive lists or frequencies")  # fmt: skip
     gt_loaded = load_lvis_gt(gt, iou_type=iou_type, strict=strict)
-    dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict)
-    if dets.nan_scores:  # ranked last in COCO's protocols, as pycocotools' sorts put them; not shown for lvis-api
+    if isinstance(preds, Detections):
+        dets = preds
+    else:
+        dets = load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict)
+    if dets.nan_scores:  # ranked last by COCO's protocols, as pycocotools' sorts put them; not shown for lvis-api
         raise InputError(dets.source, None, "a result's score is NaN: the lvis protocol needs numbers")
     return dets, gt_loaded
