@@ -149,3 +149,12 @@ def test_repeated_annotation_id_is_refused():
     gt["annotations"][1]["id"] = 1
     with pytest.raises(InputError, match=r"annotations\[1\] \(id=1\): repeats the id of annotations\[0\]"):
         deteval.evaluate(_DETS, gt, protocol="lvis")
+
+
+def test_nan_score_is_refused_and_strict_reaches_the_results():
+    dets = copy.deepcopy(_DETS) + [{"image_id": 2, "category_id": 1, "bbox": [5, 5, 10, 10], "score": float("nan")}]
+    with pytest.warns(deteval.DetevalWarning), pytest.raises(InputError, match="score is NaN"):
+        deteval.evaluate(dets, _gt(), protocol="lvis")
+    dets[1]["score"] = float("inf")
+    with pytest.raises(InputError, match=r"results\[1\]: score is inf"):
+        deteval.evaluate(dets, _gt(), protocol="lvis", strict=True)
