@@ -146,24 +146,22 @@ def state_config(
     frequency: np.ndarray | None = None,
 ) -> tuple:
     """The key that states must share to merge: protocol, parameters and categories (LVIS: and frequencies)."""
-    if isinstance(params, LvisParams):
-        return (
-            ("protocol", protocol),
-            ("iou_type", params.iou_type),
-            ("iou_thrs", tuple(params.iou_thrs.tolist())),
-            ("rec_thrs", tuple(params.rec_thrs.tolist())),
-            ("max_dets", params.max_dets),
-            ("area_ranges", tuple(zip(params.area_labels, map(tuple, params.area_ranges.tolist())))),
-            ("categories", tuple(categories.ids.tolist())),
-            ("frequency", tuple(np.asarray(frequency).tolist())),
-        )
-    return (
+    shared = (
         ("protocol", protocol),
         ("iou_type", params.iou_type),
         ("iou_thrs", tuple(params.iou_thrs.tolist())),
         ("rec_thrs", tuple(params.rec_thrs.tolist())),
         ("max_dets", params.max_dets),
         ("area_ranges", tuple(zip(params.area_labels, map(tuple, params.area_ranges.tolist())))),
+    )
+    if isinstance(params, LvisParams):
+        return (
+            *shared,
+            ("categories", tuple(categories.ids.tolist())),
+            ("frequency", tuple(np.asarray(frequency).tolist())),
+        )
+    return (
+        *shared,
         ("use_cats", params.use_cats),
         ("compat", params.compat),
         ("categories", None if categories is None else tuple(categories.ids.tolist())),

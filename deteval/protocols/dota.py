@@ -37,7 +37,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, split_list
-from deteval.protocols.voc import VocMatches, VocParams, VocProtocol, parse_iou_thresholds
+from deteval.protocols.voc import VocMatches, VocParams, VocProtocol, parse_iou_thresholds, voc_matches
 from deteval.types import Detections, GroundTruth
 from deteval.vocabulary import INTEGRATORS, IOU_TESTS, TIE_POLICIES
 
@@ -167,15 +167,7 @@ class DotaProtocol(VocProtocol):
         outcome, _, _, _ = match_voc(
             gt.boxes, difficult, dt.boxes, groups, list(params.iou_thrs), iou_test=params.iou_test, geometry="quad"
         )
-        n_cat = len(gt.categories)
-        return VocMatches(
-            outcome=outcome,
-            category=dt.category,
-            image=dt.image,
-            score=dt.score,
-            npos=np.bincount(gt.category[~difficult], minlength=n_cat).astype(np.int64),
-            ndet=np.bincount(dt.category, minlength=n_cat).astype(np.int64),
-        )
+        return voc_matches(outcome, gt, dt, difficult)
 
     def summarize(self, result, params: DotaParams) -> list[str]:
         lines = super().summarize(result, params)

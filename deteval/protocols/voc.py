@@ -178,6 +178,19 @@ def _corners(boxes: np.ndarray, box_format: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack([x, y, x + w, y + h], axis=1), dtype=np.float64)
 
 
+def voc_matches(outcome: np.ndarray, gt: GroundTruth, dt: Detections, difficult: np.ndarray) -> VocMatches:
+    """:class:`VocMatches` of the matching kernel's ``outcome``: positives are the ground truth not ``difficult``."""
+    n_cat = len(gt.categories)
+    return VocMatches(
+        outcome=outcome,
+        category=dt.category,
+        image=dt.image,
+        score=dt.score,
+        npos=np.bincount(gt.category[~difficult], minlength=n_cat).astype(np.int64),
+        ndet=np.bincount(dt.category, minlength=n_cat).astype(np.int64),
+    )
+
+
 class VocProtocol(Protocol):
     """PASCAL VOC detection AP, as py-faster-rcnn's ``voc_eval.py`` computes it; one instance per year rule."""
 
@@ -242,15 +255,7 @@ class VocProtocol(Protocol):
             _corners(gt.boxes, gt.box_format), difficult, _corners(dt.boxes, dt.box_format), groups,
             list(params.iou_thrs), iou_test=params.iou_test, plus_one=params.plus_one,
         )  # fmt: skip
-        n_cat = len(gt.categories)
-        return VocMatches(
-            outcome=outcome,
-            category=dt.category,
-            image=dt.image,
-            score=dt.score,
-            npos=np.bincount(gt.category[~difficult], minlength=n_cat).astype(np.int64),
-            ndet=np.bincount(dt.category, minlength=n_cat).astype(np.int64),
-        )
+        return voc_matches(outcome, gt, dt, difficult)
 
     def reduce(self, matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocResult:
         from deteval import integrators as integ
