@@ -58,7 +58,7 @@ def evaluate(
         list. Neither input is modified.
     protocol : str, default "coco"
         A registered protocol (``deteval.protocols.available()``).
-    iou_type : {"bbox", "segm", "keypoints"}, default "bbox"
+    iou_type : {"bbox", "segm", "keypoints", "obb"}, default "bbox"
         What is compared; each protocol lists its own (``Protocol.iou_types``).
     compat : bool, default True
         Reproduce the reference tool exactly, quirks included; False corrects

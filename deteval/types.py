@@ -161,6 +161,7 @@ class GroundTruth:
     masks: Masks | None = None  # iou_type "segm": one run-length mask per row
     keypoints: np.ndarray | None = None  # iou_type "keypoints": float64 (N, 3K), (x, y, visibility) each
     num_keypoints: np.ndarray | None = None  # float64 (N,), labelled keypoints (given, or counted)
+    obb: np.ndarray | None = None  # iou_type "obb": float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians)
 
     def __len__(self) -> int:
         return len(self.image)
@@ -181,6 +182,7 @@ class Detections:
     masks: Masks | None = None  # iou_type "segm": one run-length mask per row
     mask_area: np.ndarray | None = None  # float64 (N,), pixels of each mask (``area`` may be the box's)
     keypoints: np.ndarray | None = None  # float64 (N, 3K)
+    obb: np.ndarray | None = None  # float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians)
     # the -inf scores were NaN in the input (no input score was -inf): they rank last, and results show NaN
     nan_scores: bool = False
 

@@ -107,7 +107,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--protocol", default="coco", choices=protocols.available(), help="evaluation protocol (default: coco)"
     )
-    p.add_argument("--iou-type", default="bbox", help="what is compared: bbox (default), segm, keypoints")
+    p.add_argument(
+        "--iou-type", default="bbox", help="what is compared: bbox (default), segm, keypoints, obb (oriented boxes)"
+    )
     p.add_argument(
         "--config",
         metavar="FILE.toml",

@@ -123,6 +123,7 @@ class GtColumns:
     segmentations: Callable[[np.ndarray, np.ndarray, np.ndarray], Masks | None] | None = None
     keypoints: np.ndarray | None = None  # float64 (N, 3K), keypoint evaluation
     num_keypoints: np.ndarray | None = None  # float64 (N,), NaN where missing
+    obb: np.ndarray | None = None  # float64 (N, 5), oriented-box evaluation
     # every image record's id in file order, where some id repeats (None where none does)
     repeated_image_ids: np.ndarray | None = None
     # whether each annotation gives its iscrowd (None: every one does)
@@ -188,7 +189,8 @@ def ground_truth_from_columns(
     category, cat_found = cols.categories.lookup(cols.category_id)
     keep = img_found & cat_found
     boxes = cols.bbox
-    area = np.where(cols.has_area, cols.area, xywh_area(boxes))
+    # oriented boxes: a missing area is the oriented box's w*h (hotcoco's rule), not the bbox's
+    area = np.where(cols.has_area, cols.area, xywh_area(boxes) if cols.obb is None else obb_area(cols.obb))
     scored = None  # where annotation ids repeat: the rows evaluated, in pycocotools' order
     if cols.ann_id.dtype.kind == "i" and has_duplicates(cols.ann_id):
         scored = _scored_rows(keep, _repeated_ann_ids(cols.ann_id, name, strict), image)
@@ -247,7 +249,13 @@ def ground_truth_from_columns(
         masks=masks,
         keypoints=keypoints,
         num_keypoints=num_keypoints,
+        obb=None if cols.obb is None else cols.obb[rows],
     )
+
+
+def obb_area(obb: np.ndarray) -> np.ndarray:
+    """The areas ``w*h`` of oriented boxes (N, 5)."""
+    return obb[:, 2] * obb[:, 3]
 
 
 def loadres_branch(has_bbox: bool, has_segmentation: bool, has_keypoints: bool) -> str:
@@ -279,6 +287,7 @@ def detections_from_columns(
     has_bbox: np.ndarray | None = None,
     masks: Masks | None = None,
     keypoints: np.ndarray | None = None,
+    obb: np.ndarray | None = None,
 ) -> Detections:
     """The :class:`Detections` of checked columns (image and category indices into the ground truth's
     tables), boxes and areas as ``branch`` of pycocotools' ``loadRes`` reads them.
@@ -286,9 +295,12 @@ def detections_from_columns(
     ``"bbox"``: the area is ``w*h``, masks or not (the reason detectron2 drops ``bbox`` from mask
     results). ``"segm"``: the area is the mask's, and a missing box (``has_bbox`` false; zeros in
     ``boxes``) is the mask's extent. ``"keypoints"``: box and area are the extent of all keypoints,
-    unlabelled (0, 0) ones included. ``mask_area`` is always the masks' own area.
+    unlabelled (0, 0) ones included. ``"obb"`` (hotcoco's oriented boxes; no ``bbox``): the area is the
+    oriented box's ``w*h``, the box zeros. ``mask_area`` is always the masks' own area.
     """
-    if branch == "bbox":
+    if branch == "obb":
+        boxes, area = np.zeros((len(obb), 4)), obb_area(obb)
+    elif branch == "bbox":
         area = xywh_area(boxes)
     elif branch == "segm":
         boxless = np.flatnonzero(~has_bbox)
@@ -314,4 +326,5 @@ def detections_from_columns(
         masks=masks,
         mask_area=None if masks is None else masks.area,
         keypoints=keypoints,
+        obb=obb,
     )

@@ -56,7 +56,7 @@ def ground_truth_of_json(
     image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns)
     category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns)
     # pycocotools never reads a ground-truth box for masks: there it may be absent (the mask's extent is used)
-    bbox_raw = _column(anns, "bbox", name, lst, default=None if iou_type == "segm" else KeyError)
+    bbox_raw = _column(anns, "bbox", name, lst, default=None if iou_type in ("segm", "obb") else KeyError)
     no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
     if no_box.any():
         bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]
@@ -109,6 +109,8 @@ def ground_truth_of_json(
         num = _numbers([0 if v is None else v for v in given], name, lst, "num_keypoints", anns)
         num[[v is None for v in given]] = np.nan
         cols.num_keypoints = num
+    elif iou_type == "obb":
+        cols.obb = _numbers(_column(anns, "obb", name, lst), name, lst, "obb", anns, width=5)
     return ground_truth_from_columns(cols, name, strict, lvis_fields)
 
 
@@ -155,6 +157,8 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
     data = [data[i] for i in kept] if len(kept) < len(data) else data
     image, category, score = image[kept], category[kept], score[kept]
 
+    if iou_type == "obb":
+        return _obb_results(data, name, lst, image, category, score, nan_scores)
     first = data[0] if data else {"bbox": None}  # every record is an object here (their ids were read)
     # a bbox [] reads as absent, as in loadRes
     branch = loadres_branch(python_value(first.get("bbox", [])) != [], "segmentation" in first, "keypoints" in first)
@@ -196,6 +200,19 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
             boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
             _odd_boxes(boxes[given], name, lst, sub, strict)
     dets = detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
+    return dataclasses.replace(dets, nan_scores=True) if nan_scores else dets
+
+
+def _obb_results(data: list, name: str, lst: str, image, category, score, nan_scores: bool) -> Detections:
+    """Oriented-box results (hotcoco's ``obb``): each one's ``obb`` [cx, cy, w, h, angle], area ``w*h``. A
+    result that also carries a ``bbox`` is refused: hotcoco would take its area (for area ranges) from
+    that box instead, which is rarely what was meant."""
+    boxed = next((i for i, r in enumerate(data) if python_value(r.get("bbox", [])) != []), None)
+    if boxed is not None:
+        rule = "has both 'obb' and 'bbox': an obb result carries only 'obb' (hotcoco reads its area from the bbox)"
+        raise InputError(name, _record(lst, boxed, data[boxed]), rule)
+    obb = _numbers(_column(data, "obb", name, lst), name, lst, "obb", data, width=5)
+    dets = detections_from_columns(name, image, category, score, "obb", None, obb=obb)
     return dataclasses.replace(dets, nan_scores=True) if nan_scores else dets
 
 

@@ -115,7 +115,7 @@ def _need(container, key: str, iou_type: str):
 
 
 def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> np.ndarray:
-    """The overlap of every (detection, ground truth) pair of every group: box IoU, mask IoU or OKS."""
+    """The overlap of every (detection, ground truth) pair of every group: box, mask or oriented-box IoU, or OKS."""
     blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
     if params.iou_type == "bbox":
         from deteval.geometry.boxes import box_iou_blocks
@@ -125,6 +125,10 @@ def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> n
         from deteval.geometry.masks import mask_iou_blocks
 
         return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), gt.crowd, _need(dets, "masks", "segm"))
+    if params.iou_type == "obb":
+        from deteval.geometry.obb import obb_iou_blocks
+
+        return obb_iou_blocks(*blocks, _need(gt, "obb", "obb"), gt.crowd, _need(dets, "obb", "obb"))
     from deteval.geometry.keypoints import oks_blocks
 
     gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")

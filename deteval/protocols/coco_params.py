@@ -15,7 +15,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 
-IOU_TYPES = ("bbox", "segm", "keypoints")
+IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
 # the keywords of make_params a preset (built-in or --config) may set
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas")
 
