@@ -145,6 +145,23 @@ def shown_nan_scores(scores: np.ndarray) -> None:
     scores[scores == -np.inf] = np.nan
 
 
+def outcomes_of(
+    m: CocoMatches, categories: IdTable, iou_thrs: np.ndarray, area_labels: tuple[str, ...], use_cats: bool = True
+) -> Outcomes:
+    """Every detection's matching state, the input of the analyses that re-rank (curves, operating points)."""
+    return Outcomes(
+        category=m.det_category,
+        image=m.det_image,
+        score=m.det_score,
+        state=m.state,
+        npos=m.npig,
+        iou_thrs=iou_thrs,
+        area_labels=area_labels,
+        category_ids=categories.ids if use_cats else np.array([-1]),
+        category_names=tuple(categories.name_of(k) for k in range(len(categories))) if use_cats else ("all",),
+    )
+
+
 def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> CocoResult:
     """Rank and accumulate matches into pycocotools' arrays, the stats and the per-class rows (no summary lines)."""
     from deteval.accumulate import accumulate
@@ -164,19 +181,7 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
         extra_stats=extra_stats(precision, recall, params),
         per_class=per_class_rows(precision, recall, m.npig, m.ndet, categories, params),
         params=params.to_dict(),
-        outcomes=Outcomes(
-            category=m.det_category,
-            image=m.det_image,
-            score=m.det_score,
-            state=m.state,
-            npos=m.npig,
-            iou_thrs=params.iou_thrs,
-            area_labels=params.area_labels,
-            category_ids=cat_ids,
-            category_names=tuple(categories.name_of(k) for k in range(len(categories)))
-            if params.use_cats
-            else ("all",),
-        ),
+        outcomes=outcomes_of(m, categories, params.iou_thrs, params.area_labels, params.use_cats),
         precision=precision,
         recall=recall,
         scores=scores,

@@ -182,4 +182,3 @@ def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, are
     for k in np.flatnonzero(~(all_valid | none_valid)):  # mixed rows: never from accumulate, kept exact anyway
         out[k] = _mean_valid(sub[k])
     return out
-

@@ -101,6 +101,7 @@ def _subset(m: CocoMatches, gt: GroundTruth, params: CocoParams, images: np.ndar
         state=m.state[keep],
         npig=positives_per_category(gt.category[g], _gt_area(gt)[g], _gt_ignore(gt)[g], params.area_ranges, n_cat),
         ndet=m.ndet,
+        nan_scores=m.nan_scores,
     )
 
 

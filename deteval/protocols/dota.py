@@ -37,7 +37,14 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, split_list
-from deteval.protocols.voc import VocMatches, VocParams, VocProtocol, parse_iou_thresholds, voc_matches
+from deteval.protocols.voc import (
+    VocMatches,
+    VocParams,
+    VocProtocol,
+    checked_matching,
+    parse_iou_thresholds,
+    voc_matches,
+)
 from deteval.types import Detections, GroundTruth
 from deteval.vocabulary import INTEGRATORS, IOU_TESTS, TIE_POLICIES
 
@@ -87,24 +94,10 @@ def class_list(value: Any) -> tuple[str, ...] | None:
 
 
 def _checked(values: Mapping[str, Any], compat: bool, strict: bool) -> DotaParams:
-    try:
-        thrs = parse_iou_thresholds(values["iou_thrs"])
-    except ValueError as exc:
-        raise InputError("iou_thrs", None, str(exc)) from None
-    names = values["integrator"]
-    names = [names] if isinstance(names, str) else list(names)
-    if not names or len(set(names)) != len(names) or any(n not in INTEGRATORS for n in names):
-        raise InputError("integrator", None, f"must be distinct names from {INTEGRATORS}, got {names}")
-    for key, choices in (("iou_test", IOU_TESTS), ("ties", TIE_POLICIES)):
-        if values[key] not in choices:
-            raise InputError(key, None, f"must be one of {choices}, got {values[key]!r}")
     return DotaParams(
         protocol="dota",
-        iou_thrs=tuple(thrs),
-        integrators=tuple(names),
-        iou_test=values["iou_test"],
+        **checked_matching(values),
         plus_one=False,
-        ties=values["ties"],
         grid="numpy",
         box_format="quad",
         compat=bool(compat),

@@ -37,9 +37,9 @@ from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
-from deteval.protocols.coco import CocoMatches
+from deteval.protocols.coco import CocoMatches, outcomes_of
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
-from deteval.result import CocoResult, Outcomes
+from deteval.result import CocoResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
 
 __all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params", "result_from_matches"]
@@ -219,17 +219,7 @@ def result_from_matches(
         stats=lvis_stats(p4, r3, freq, params.iou_thrs, labels, params.max_dets_label),
         per_class=per_class,
         params=params.to_dict() | {"frequency": {f: int((freq == i).sum()) for i, f in enumerate(FREQUENCIES)}},
-        outcomes=Outcomes(
-            category=m.det_category,
-            image=m.det_image,
-            score=m.det_score,
-            state=m.state,
-            npos=m.npig,
-            iou_thrs=params.iou_thrs,
-            area_labels=labels,
-            category_ids=categories.ids,
-            category_names=tuple(categories.name_of(k) for k in range(len(categories))),
-        ),
+        outcomes=outcomes_of(m, categories, params.iou_thrs, labels),
         precision=precision,
         recall=recall,
         scores=scores,

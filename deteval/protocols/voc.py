@@ -132,7 +132,11 @@ def _choice(values: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> st
     return v
 
 
-def _checked(protocol: str, values: Mapping[str, Any], compat: bool) -> VocParams:
+def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The checked VOC-family matching and AP options (``iou_thrs``, ``integrators``, ``iou_test``, ``ties``).
+
+    VOC and the protocols built on its matching (DOTA) share these; each adds its own fields.
+    """
     try:
         thrs = parse_iou_thresholds(values["iou_thrs"])
     except ValueError as exc:
@@ -144,13 +148,19 @@ def _checked(protocol: str, values: Mapping[str, Any], compat: bool) -> VocParam
             raise InputError("integrator", None, f"must be one of {INTEGRATORS}, got {n!r}")
     if not names or len(set(names)) != len(names):
         raise InputError("integrator", None, f"integrators must be distinct and at least one, got {names}")
+    return {
+        "iou_thrs": tuple(thrs),
+        "integrators": tuple(names),
+        "iou_test": _choice(values, "iou_test", IOU_TESTS),
+        "ties": _choice(values, "ties", TIE_POLICIES),
+    }
+
+
+def _checked(protocol: str, values: Mapping[str, Any], compat: bool) -> VocParams:
     return VocParams(
         protocol=protocol,
-        iou_thrs=tuple(thrs),
-        integrators=tuple(names),
-        iou_test=_choice(values, "iou_test", IOU_TESTS),
+        **checked_matching(values),
         plus_one=bool(values["plus_one"]),
-        ties=_choice(values, "ties", TIE_POLICIES),
         grid=_choice(values, "grid", VOC11_GRIDS),
         names=values.get("names"),
         image_set=values.get("image_set"),
