@@ -60,15 +60,17 @@ def _record(listname: str, index: int, rec: Any) -> str:
 
 
 def _frequencies(data: dict, gt: GroundTruth, name: str) -> np.ndarray:
-    freq = np.zeros(len(gt.categories), np.int8)
+    codes = []
     for i, cat in enumerate(data["categories"]):
         f = cat.get("frequency") if isinstance(cat, dict) else None
         if f not in FREQUENCIES:
             got = "none" if f is None else repr(f)
             rule = f"an LVIS category needs a 'frequency' of 'r', 'c' or 'f' (rare, common, frequent), got {got}"
             raise InputError(name, _record("categories", i, cat), rule)
-        k, _ = gt.categories.lookup(np.array([cat["id"]]))
-        freq[k[0]] = FREQUENCIES.index(f)
+        codes.append(FREQUENCIES.index(f))
+    k, _ = gt.categories.lookup(np.array([cat["id"] for cat in data["categories"]]))
+    freq = np.zeros(len(gt.categories), np.int8)
+    freq[k] = codes  # a repeated category id: the last record wins, as in the category table
     return freq
 
 
@@ -118,9 +120,16 @@ def _unique_ann_ids(data: Any, name: str) -> None:
     anns = data.get("annotations") if isinstance(data, dict) else None
     if not isinstance(anns, list):
         return  # the COCO reader names what is wrong
+    ids = [ann.get("id") if isinstance(ann, dict) else None for ann in anns]
+    if all(type(v) is int for v in ids):  # the usual case, in numpy; the loop below names the record
+        try:
+            arr = np.sort(np.array(ids, np.int64))
+        except OverflowError:
+            arr = None
+        if arr is not None and not (arr[1:] == arr[:-1]).any():
+            return
     seen: dict = {}
-    for i, ann in enumerate(anns):
-        aid = ann.get("id") if isinstance(ann, dict) else None
+    for i, (ann, aid) in enumerate(zip(anns, ids)):
         if aid is None or isinstance(aid, list | dict):
             continue
         if aid in seen:
