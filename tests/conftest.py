@@ -30,6 +30,9 @@ _COMMON = {
 }
 settings.register_profile("ci", max_examples=300, **_COMMON)
 settings.register_profile("dev", max_examples=50, **_COMMON)
+# CI's repeat passes (numba's patches off, the oldest numba): the same suites under another numba, where the
+# "ci" pass has already run the full example counts against the references
+settings.register_profile("repeat", max_examples=60, **_COMMON)
 settings.register_profile("thorough", max_examples=3000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
