@@ -335,7 +335,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="coco",
                     help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm (masks), "
-                         "small-kp, person-kp (keypoints), small-lvis, lvis (LVIS: other tools, "
+                         "small-kp, person-kp (keypoints), small-lvis, medium-lvis, lvis (LVIS: other tools, "
                          "bench_lvis.py); see make_data.py")
     ap.add_argument("--data", type=Path,
                     help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")

@@ -345,7 +345,7 @@ PRESETS.update({
     "small-kp": KeypointPreset(500),
     "person-kp": KeypointPreset(5000),
 })
-PRESETS.update(make_lvis.PRESETS)  # "lvis" (LVIS v1 val scale), "small-lvis"
+PRESETS.update(make_lvis.PRESETS)  # "lvis" (LVIS v1 val scale), "medium-lvis" (a quarter), "small-lvis"
 
 
 def _poses(rng, box):

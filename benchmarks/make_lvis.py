@@ -28,7 +28,7 @@ class LvisPreset:
     iou_type = "bbox"
 
 
-PRESETS = {"lvis": LvisPreset(19809), "small-lvis": LvisPreset(1000)}
+PRESETS = {"lvis": LvisPreset(19809), "medium-lvis": LvisPreset(5000), "small-lvis": LvisPreset(1000)}
 
 
 def generate_lvis(preset: LvisPreset, seed: int = 0) -> tuple[dict, list]:
