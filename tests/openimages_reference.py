@@ -107,8 +107,10 @@ def per_class_tp_fp(det_boxes, det_scores, gt_boxes, gt_group_of, iou_thr, group
                 kept[best[i]] = max(kept[best[i]], det_scores[i])
         sel = (kept > 0) & (group_of_weight > 0)
         group_scores, group_labels = kept[sel], np.full(int(sel.sum()), group_of_weight)
-    return (np.concatenate([det_scores[~absorbed], group_scores]),
-            np.concatenate([tp[~absorbed].astype(float), group_labels]))  # fmt: skip
+    return (
+        np.concatenate([det_scores[~absorbed], group_scores]),
+        np.concatenate([tp[~absorbed].astype(float), group_labels]),
+    )
 
 
 def precision_recall(scores, labels, num_gt):
@@ -148,7 +150,8 @@ def evaluate(boxes, labels, dets, hierarchy=None, expand=True, group_of_weight=1
         evaluatable = {r[1] for r in gt} | {r[1] for r in labels if r[0] == image}
         for c in classes:
             npos[c] += sum(1 for r in gt if r[1] == c and not r[6]) + group_of_weight * sum(
-                1 for r in gt if r[1] == c and r[6])  # fmt: skip
+                1 for r in gt if r[1] == c and r[6]
+            )
         mine = [r for r in dets if r[0] == image and r[1] in evaluatable and r[1] in classes]
         mine = [r for r in mine if r[5] < r[6] and r[3] < r[4]]  # _remove_invalid_boxes
         for c in classes:

@@ -141,7 +141,9 @@ class CsvTable:
         try:
             return self.columns.index(name)
         except ValueError:
-            raise InputError(self.path, "line 1", f"no column {name!r}; the header has {', '.join(self.columns)}")
+            raise InputError(
+                self.path, "line 1", f"no column {name!r}; the header has {', '.join(self.columns)}"
+            ) from None
 
     def text(self, row: int, col: int) -> str:
         return bytes(self.buf[self.starts[row, col] : self.ends[row, col]]).decode("utf-8", "replace")

@@ -144,7 +144,7 @@ def _classes_of(table: CsvTable, codes: np.ndarray, values: np.ndarray, classes:
         bad = np.flatnonzero(~found[codes])
         if len(bad):
             i = int(bad[0])
-            rule = f"LabelName {values[codes[i]]!r} of a {what} is not a class of the hierarchy"
+            rule = f"LabelName {str(values[codes[i]])!r} of a {what} is not a class of the hierarchy"
             raise InputError(table.path, f"line {table.lines[i]}", rule)
     return pos[codes].astype(np.int64)
 
@@ -179,7 +179,9 @@ def _expand_boxes(cat: np.ndarray, hier: Hierarchy) -> tuple[np.ndarray, np.ndar
     return src, out
 
 
-def _expand_labels(img: np.ndarray, cat: np.ndarray, conf: np.ndarray, hier: Hierarchy) -> tuple[np.ndarray, np.ndarray]:
+def _expand_labels(
+    img: np.ndarray, cat: np.ndarray, conf: np.ndarray, hier: Hierarchy
+) -> tuple[np.ndarray, np.ndarray]:
     """Label rows expanded: confidence 1 to the ancestors, any other to the descendants (each row kept too)."""
     up = conf == 1
     first = np.where(up, hier.anc_offsets[cat], len(hier.ancestors) + hier.desc_offsets[cat])

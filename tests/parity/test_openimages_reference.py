@@ -22,7 +22,9 @@ from openimages_reference import evaluate as reference
 
 import deteval
 
-BOX_HEADER = "ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,IsGroupOf,IsDepiction,IsInside"
+BOX_HEADER = (
+    "ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,IsGroupOf,IsDepiction,IsInside"
+)
 
 
 def _tree(children: dict[str, list[str]], label: str, parts: dict[str, list[str]]) -> dict:
@@ -90,11 +92,22 @@ def datasets(draw):
 def _write(folder: Path, hierarchy, boxes, labels, dets) -> tuple[Path, Path, Path, Path]:
     paths = tuple(folder / n for n in ("h.json", "boxes.csv", "labels.csv", "dets.csv"))
     paths[0].write_text(json.dumps(hierarchy))
-    paths[1].write_text("\n".join([BOX_HEADER] + [
-        f"{r[0]},xclick,{r[1]},1,{r[2]!r},{r[3]!r},{r[4]!r},{r[5]!r},0,0,{r[6]},0,0" for r in boxes]) + "\n")  # fmt: skip
-    paths[2].write_text("\n".join(["ImageID,Source,LabelName,Confidence"] + [f"{a},verification,{b},{c}" for a, b, c in labels]))
-    paths[3].write_text("\n".join(["ImageID,LabelName,Score,XMin,XMax,YMin,YMax"] + [
-        ",".join(map(str, (r[0], r[1], *(repr(v) for v in r[2:])))) for r in dets]) + "\n")  # fmt: skip
+    paths[1].write_text(
+        "\n".join(
+            [BOX_HEADER] + [f"{r[0]},xclick,{r[1]},1,{r[2]!r},{r[3]!r},{r[4]!r},{r[5]!r},0,0,{r[6]},0,0" for r in boxes]
+        )
+        + "\n"
+    )
+    paths[2].write_text(
+        "\n".join(["ImageID,Source,LabelName,Confidence"] + [f"{a},verification,{b},{c}" for a, b, c in labels])
+    )
+    paths[3].write_text(
+        "\n".join(
+            ["ImageID,LabelName,Score,XMin,XMax,YMin,YMax"]
+            + [",".join(map(str, (r[0], r[1], *(repr(v) for v in r[2:])))) for r in dets]
+        )
+        + "\n"
+    )
     return paths
 
 
@@ -107,8 +120,15 @@ def test_openimages_matches_reference(data):
         h, b, lab, d = _write(Path(tmp), hierarchy, boxes, labels, dets)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = deteval.evaluate(str(d), str(b), protocol="openimages", labels=str(lab), hierarchy=str(h),
-                                   expand=expand, group_of_weight=weight)  # fmt: skip
+            res = deteval.evaluate(
+                str(d),
+                str(b),
+                protocol="openimages",
+                labels=str(lab),
+                hierarchy=str(h),
+                expand=expand,
+                group_of_weight=weight,
+            )
     got = {r["name"]: r["AP"] for r in res.per_class}
     assert set(got) == set(want)
     for name, ap in want.items():
@@ -120,4 +140,3 @@ def test_openimages_matches_reference(data):
         assert res.stats["mAP"] == -1.0
     else:
         assert abs(res.stats["mAP"] - want_map) <= 1e-12
-
