@@ -1,9 +1,10 @@
 """Synthetic Open Images challenge data: ``make_data.py --preset openimages`` writes it.
 
-100,000 images (``--images``), 500 classes in a 3-level hierarchy (20 top, 80 middle, 400 leaves; one leaf
-in 20 under a second middle class), 1 + Poisson(6) boxes per image (every class boxed somewhere) (10 % group-of), verified labels (a positive
-row per boxed class, 3 negative ones, at random) and 100 detections per image: 60 % near a box (jittered,
-its class 80 % of the time), the rest anywhere, distinct scores in (0, 1).
+100,000 images (``--images``), 500 classes in a 3-level hierarchy (20 top, 80 middle, 400 leaves; one
+leaf in 20 under a second middle class), 1 + Poisson(6) boxes per image (10 % group-of; every class boxed
+somewhere), verified labels (a positive row per boxed class, 3 negative ones, at random) and 100
+detections per image: 60 % near a box (jittered, its class 80 % of the time), the rest anywhere,
+distinct scores in (0, 1).
 
     python benchmarks/make_data.py --preset openimages [--out DIR] [--seed 0] [--images N]
 
@@ -69,7 +70,7 @@ def make_openimages(out: Path, seed: int = 0, quiet: bool = False, n_images: int
     nb = len(b_img)
     leaf0 = N_TOP + N_MID
     b_cls = np.where(rng.random(nb) < 0.9, rng.integers(leaf0, len(classes), nb), rng.integers(N_TOP, leaf0, nb))
-    b_cls[: len(classes)] = np.arange(len(classes))[: nb]  # every class boxed somewhere (hotcoco's classes)
+    b_cls[: len(classes)] = np.arange(len(classes))[:nb]  # every class boxed somewhere (hotcoco's classes)
     c = rng.random((nb, 2)) * 0.8 + 0.1
     wh = np.exp(rng.normal(np.log(0.15), 0.6, (nb, 2))).clip(0.01, 0.8)
     x1, y1 = np.clip(c - wh / 2, 0, 1).T

@@ -114,13 +114,60 @@ def _floats(buf, starts, ends, col, out, declined):  # pragma: no cover - numba
     return m
 
 
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
 @njit(cache=True, nogil=True)
-def _gather(buf, starts, ends, col, out):  # pragma: no cover - numba
-    """Column ``col``'s bytes, one row of ``out`` (zero padded) per field."""
-    for i in range(out.shape[0]):
-        s = starts[i, col]
-        for j in range(ends[i, col] - s):
-            out[i, j] = buf[s + j]
+def _same(buf, s1, e1, s2, e2):  # pragma: no cover - numba
+    if e1 - s1 != e2 - s2:
+        return False
+    for j in range(e1 - s1):
+        if buf[s1 + j] != buf[s2 + j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _dedup(buf, starts, ends, col, codes, firsts):  # pragma: no cover - numba
+    """Codes of column ``col``'s texts in order of first appearance (open addressing on FNV-1a hashes);
+    ``firsts[c]`` is the first row of code ``c``. Returns the number of distinct texts."""
+    n = len(codes)
+    hashes = np.empty(n, np.uint64)
+    size = 1024
+    table = np.full(size, -1, np.int64)
+    m = 0
+    for i in range(n):
+        s, e = starts[i, col], ends[i, col]
+        h = _FNV_OFFSET
+        for j in range(s, e):
+            h = (h ^ np.uint64(buf[j])) * _FNV_PRIME
+        mask = np.uint64(size - 1)
+        slot = np.int64(h & mask)
+        while True:
+            k = table[slot]
+            if k < 0:
+                table[slot] = m
+                firsts[m] = i
+                hashes[m] = h
+                codes[i] = m
+                m += 1
+                break
+            r = firsts[k]
+            if hashes[k] == h and _same(buf, starts[r, col], ends[r, col], s, e):
+                codes[i] = k
+                break
+            slot = (slot + 1) & (size - 1)
+        if 2 * m > size:  # grow: re-insert every distinct text by its hash
+            size *= 4
+            table = np.full(size, -1, np.int64)
+            mask = np.uint64(size - 1)
+            for k in range(m):
+                slot = np.int64(hashes[k] & mask)
+                while table[slot] >= 0:
+                    slot = (slot + 1) & (size - 1)
+                table[slot] = k
+    return m
 
 
 @dataclass(frozen=True)
@@ -174,15 +221,18 @@ class CsvTable:
         if n and widths.min() == 0:
             i = int(np.argmin(widths))
             raise InputError(self.path, f"line {self.lines[i]}", f"{name} is empty")
-        width = int(widths.max()) if n else 1
-        raw = np.zeros((n, width), np.uint8)
-        _gather(self.buf, self.starts, self.ends, col, raw)
-        values, codes = np.unique(raw.view(f"S{width}").ravel(), return_inverse=True)
+        codes = np.empty(n, np.int64)
+        firsts = np.empty(n, np.int64)
+        m = _dedup(self.buf, self.starts, self.ends, col, codes, firsts)
         try:
-            texts = np.array([v.decode("utf-8") for v in values.tolist()], dtype=str)
+            texts = [bytes(self.buf[self.starts[i, col] : self.ends[i, col]]).decode("utf-8") for i in firsts[:m]]
         except UnicodeDecodeError:
             raise InputError(self.path, None, f"{name} holds text that is not UTF-8") from None
-        return codes.astype(np.int64).ravel(), texts
+        values = np.array(texts, dtype=str) if m else np.zeros(0, str)
+        order = np.argsort(values, kind="stable")
+        rank = np.empty(m, np.int64)
+        rank[order] = np.arange(m)
+        return rank[codes], values[order]
 
 
 def read_csv(path: str | Path, required: Sequence[str]) -> CsvTable:

@@ -38,7 +38,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.coco_columns import warn
 from deteval.io.csv_scan import CsvTable, read_csv
-from deteval.types import Detections, GroundTruth, IdTable
+from deteval.types import Detections, GroundTruth, IdTable, sorted_unique
 
 BOX_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf")
 LABEL_COLUMNS = ("ImageID", "LabelName", "Confidence")
@@ -215,10 +215,10 @@ def load_openimages_gt(
         lt, conf = None, np.zeros(0)
         l_img, l_lab = np.zeros(0, np.int64), np.zeros(0, np.int64)
         l_img_vals, l_lab_vals = np.zeros(0, str), np.zeros(0, str)
-    classes = hier.names if hier is not None else np.union1d(b_lab_vals, l_lab_vals).astype(str)
+    classes = hier.names if hier is not None else sorted_unique(np.concatenate([b_lab_vals, l_lab_vals])).astype(str)
     b_cat = _classes_of(bt, b_lab, b_lab_vals, classes, "box")
     l_cat = _classes_of(lt, l_lab, l_lab_vals, classes, "label row") if lt is not None else np.zeros(0, np.int64)
-    image_ids = np.union1d(b_img_vals, l_img_vals).astype(str)
+    image_ids = sorted_unique(np.concatenate([b_img_vals, l_img_vals])).astype(str)
     b_image = np.searchsorted(image_ids, b_img_vals)[b_img] if len(bt) else np.zeros(0, np.int64)
     l_image = np.searchsorted(image_ids, l_img_vals)[l_img] if len(l_img) else np.zeros(0, np.int64)
     coords = np.stack([x1, y1, x2, y2], axis=1) if len(bt) else np.zeros((0, 4))
@@ -228,7 +228,7 @@ def load_openimages_gt(
         b_image, coords, group_of = b_image[src], coords[src], group_of[src]
         l_image, l_cat = _expand_labels(l_image, l_cat, conf, hier)
     n_cls = len(classes)
-    verified = np.unique(l_image.astype(np.int64) * n_cls + l_cat)
+    verified = sorted_unique(l_image.astype(np.int64) * n_cls + l_cat)
     descriptions = _read_descriptions(class_names) if class_names is not None else {}
     n = len(b_cat)
     return OpenImagesGroundTruth(

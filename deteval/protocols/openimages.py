@@ -36,7 +36,7 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, printable
+from deteval.types import Detections, GroundTruth, printable, sorted_unique
 
 PRESET_KEYS = ("iou_thr", "group_of_weight", "expand", "labels", "hierarchy", "class_names", "max_dets")
 NOT_EVALUATED = 4  # a detection of a class not verified on its image: ignored (after the matching's FP..DROPPED)
@@ -165,7 +165,7 @@ class OpenImagesProtocol(Protocol):
         if len(dt) and (dt.image.max() >= len(gt.images) or dt.category.max() >= len(gt.categories)):
             raise InputError(dt.source, None, "detections index images or categories outside the ground truth's tables")
         # the (image, class) pairs evaluated: a box or a label row of the class on the image
-        keys = np.unique(np.concatenate([gt.image.astype(np.int64) * n_cat + gt.category, gt.verified]))
+        keys = sorted_unique(np.concatenate([gt.image.astype(np.int64) * n_cat + gt.category, gt.verified]))
         dkey = dt.image.astype(np.int64) * n_cat + dt.category
         pos = np.minimum(np.searchsorted(keys, dkey), max(len(keys) - 1, 0))
         evaluated = np.flatnonzero(keys[pos] == dkey) if len(keys) else np.zeros(0, np.int64)
@@ -179,6 +179,7 @@ class OpenImagesProtocol(Protocol):
         return OpenImagesMatches(outcome, group_score, dt.category, dt.score)
 
     def reduce(self, matches: OpenImagesMatches, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesResult:
+        from deteval.accumulate import rank_by_category
         from deteval.integrators import all_points_weighted_segments
         from deteval.matching.openimages import ABSORBED, FP, TP
 
@@ -190,9 +191,7 @@ class OpenImagesProtocol(Protocol):
         score = np.concatenate([m.score[ranked], m.group_score[won]])
         tp_weight = np.concatenate([(m.outcome[ranked] == TP).astype(np.float64), np.full(int(won.sum()), w)])
         fp = np.concatenate([m.outcome[ranked] == FP, np.zeros(int(won.sum()), bool)])
-        order = np.lexsort((-score, cat))  # stable: by class, then descending score
-        offsets = np.zeros(n_cat + 1, np.int64)
-        np.cumsum(np.bincount(cat, minlength=n_cat), out=offsets[1:])
+        order, offsets = rank_by_category(cat, score, n_cat)  # stable: detections first, then group-of entries
         n_normal = np.bincount(gt.category[~go], minlength=n_cat)
         n_group = np.bincount(gt.category[go], minlength=n_cat)
         npos = n_normal + w * n_group
