@@ -40,9 +40,10 @@ from deteval.io.coco_columns import warn
 from deteval.io.csv_scan import CsvTable, read_csv
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique
 
-BOX_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax", "IsGroupOf")
-LABEL_COLUMNS = ("ImageID", "LabelName", "Confidence")
-DETECTION_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
+TEXTS = ("ImageID", "LabelName")  # the text columns of each file; then its number columns
+BOX_NUMBERS = ("XMin", "XMax", "YMin", "YMax", "IsGroupOf")
+LABEL_NUMBERS = ("Confidence",)
+DETECTION_NUMBERS = ("Score", "XMin", "XMax", "YMin", "YMax")
 
 
 @dataclass(frozen=True)
@@ -201,13 +202,13 @@ def load_openimages_gt(
 ) -> OpenImagesGroundTruth:
     """The ground truth: boxes, verified labels, classes (the hierarchy's, else those named), expanded."""
     hier = hierarchy if isinstance(hierarchy, Hierarchy) or hierarchy is None else load_hierarchy(hierarchy)
-    bt = read_csv(boxes, BOX_COLUMNS)
+    bt = read_csv(boxes, BOX_NUMBERS, TEXTS)
     b_img, b_img_vals = bt.codes("ImageID")
     b_lab, b_lab_vals = bt.codes("LabelName")
     x1, x2, y1, y2 = (bt.floats(c) for c in ("XMin", "XMax", "YMin", "YMax"))
     group_of = bt.floats("IsGroupOf") != 0
     if labels is not None:
-        lt = read_csv(labels, LABEL_COLUMNS)
+        lt = read_csv(labels, LABEL_NUMBERS, TEXTS)
         l_img, l_img_vals = lt.codes("ImageID")
         l_lab, l_lab_vals = lt.codes("LabelName")
         conf = lt.floats("Confidence")
@@ -253,7 +254,7 @@ def load_openimages_gt(
 
 def load_openimages_dets(path: str | Path, gt: OpenImagesGroundTruth) -> Detections:
     """Detections of ``gt``'s images and classes with valid boxes; the others dropped, counted in one warning."""
-    t = read_csv(path, DETECTION_COLUMNS)
+    t = read_csv(path, DETECTION_NUMBERS, TEXTS)
     img, img_vals = t.codes("ImageID")
     lab, lab_vals = t.codes("LabelName")
     score = t.floats("Score")
