@@ -314,3 +314,27 @@ def test_cli_error_names_file_and_line(tmp_path, capsys):
 def test_positives_count_normal_and_group_of_boxes():
     res = challenge()
     assert np.isfinite(res.ap).all() and res.npos.tolist() == [4.0, 1.0, 2.0]
+
+
+def test_nms_step_drops_scores_at_or_below_minus_ten_and_keeps_max_dets(tmp_path):
+    """np_box_list_ops.non_max_suppression (IoU 1.0, score_threshold -10, nms_max_output_boxes): a score <= -10 is
+    dropped; past max_dets per image and class (10000; 1 here through a preset) the lowest are dropped."""
+    dets = f"{DET_HEADER}\nimg1,/m/a,-9.5,0.6,1,0.6,1\nimg1,/m/a,-10,0,0.5,0,0.5\nimg1,/m/a,-10.5,0.5,1,0.5,1\n"
+    d, b, _ = _write(tmp_path, GOOD_BOX, dets)
+    res = deteval.evaluate(d, b, protocol="openimages")
+    assert res.stats["mAP"] == 0.0 and res.per_class[0]["num_det"] == 1  # only the FP at -9.5 is ranked
+    dets = f"{DET_HEADER}\nimg1,/m/a,0.9,0.6,1,0.6,1\nimg1,/m/a,0.8,0,0.5,0,0.5\n"
+    d, b, _ = _write(tmp_path, GOOD_BOX, dets)
+    assert deteval.evaluate(d, b, protocol="openimages").stats["mAP"] == 0.5
+    assert deteval.evaluate(d, b, protocol="openimages", config={"max_dets": 1}).stats["mAP"] == 0.0
+
+
+def test_group_of_box_absorbing_only_non_positive_scores_counts_nothing(tmp_path):
+    """compute_match_ioa keeps max(0, scores): a group-of box whose detections all score <= 0 yields no TP,
+    and those detections are not FPs either (absorbed)."""
+    boxes = f"{BOX_HEADER}\nimg1,x,/m/a,1,0,1,0,1,0,0,1,0,0\n"
+    d, b, _ = _write(tmp_path, boxes, f"{DET_HEADER}\nimg1,/m/a,-0.5,0,0.5,0,0.5\nimg1,/m/a,0,0.5,1,0.5,1\n")
+    res = deteval.evaluate(d, b, protocol="openimages")
+    assert res.stats["mAP"] == 0.0 and res.per_class[0]["num_det"] == 2
+    d, b, _ = _write(tmp_path, boxes, f"{DET_HEADER}\nimg1,/m/a,0.1,0,0.5,0,0.5\nimg1,/m/a,0.7,0.5,1,0.5,1\n")
+    assert deteval.evaluate(d, b, protocol="openimages").stats["mAP"] == 1.0
