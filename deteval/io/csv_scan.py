@@ -136,6 +136,9 @@ def _dedup(buf, spans, slot, codes, firsts):  # pragma: no cover - numba
     m = 0
     for i in range(n):
         s, e = spans[i, slot, 0], spans[i, slot, 1]
+        if i > 0 and _same(buf, spans[i - 1, slot, 0], spans[i - 1, slot, 1], s, e):
+            codes[i] = codes[i - 1]  # runs of one text (an image's rows) skip the hash
+            continue
         h = _FNV_OFFSET
         for j in range(s, e):
             h = (h ^ np.uint64(buf[j])) * _FNV_PRIME

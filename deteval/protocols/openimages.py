@@ -39,6 +39,7 @@ from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, printable, sorted_unique
 
 PRESET_KEYS = ("iou_thr", "group_of_weight", "expand", "labels", "hierarchy", "class_names", "max_dets")
+DENSE_KEYS = 1 << 27  # (image, class) pairs up to which match() looks them up in a table, not by a search
 NOT_EVALUATED = 4  # a detection of a class not verified on its image: ignored (after the matching's FP..DROPPED)
 
 
@@ -165,10 +166,16 @@ class OpenImagesProtocol(Protocol):
         if len(dt) and (dt.image.max() >= len(gt.images) or dt.category.max() >= len(gt.categories)):
             raise InputError(dt.source, None, "detections index images or categories outside the ground truth's tables")
         # the (image, class) pairs evaluated: a box or a label row of the class on the image
-        keys = sorted_unique(np.concatenate([gt.image.astype(np.int64) * n_cat + gt.category, gt.verified]))
+        keys = np.concatenate([gt.image.astype(np.int64) * n_cat + gt.category, gt.verified])
         dkey = dt.image.astype(np.int64) * n_cat + dt.category
-        pos = np.minimum(np.searchsorted(keys, dkey), max(len(keys) - 1, 0))
-        evaluated = np.flatnonzero(keys[pos] == dkey) if len(keys) else np.zeros(0, np.int64)
+        if len(gt.images) * n_cat <= DENSE_KEYS:  # a table of every (image, class): one pass
+            table = np.zeros(len(gt.images) * n_cat, bool)
+            table[keys] = True
+            evaluated = np.flatnonzero(table[dkey])
+        else:
+            keys = sorted_unique(keys)
+            pos = np.minimum(np.searchsorted(keys, dkey), max(len(keys) - 1, 0))
+            evaluated = np.flatnonzero(keys[pos] == dkey) if len(keys) else np.zeros(0, np.int64)
         sub = take_rows(dt, evaluated)
         groups = group_by_image_category(gt, sub, use_cats=True, max_det=None)
         out, group_score = match_openimages(
@@ -179,9 +186,9 @@ class OpenImagesProtocol(Protocol):
         return OpenImagesMatches(outcome, group_score, dt.category, dt.score)
 
     def reduce(self, matches: OpenImagesMatches, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesResult:
-        from deteval.accumulate import rank_by_category
         from deteval.integrators import all_points_weighted_segments
         from deteval.matching.openimages import ABSORBED, FP, TP
+        from deteval.sorting import counting_sort, sort_slices_by_score_desc
 
         m, w, n_cat = matches, params.group_of_weight, len(gt.categories)
         go = gt.group_of
@@ -191,7 +198,12 @@ class OpenImagesProtocol(Protocol):
         score = np.concatenate([m.score[ranked], m.group_score[won]])
         tp_weight = np.concatenate([(m.outcome[ranked] == TP).astype(np.float64), np.full(int(won.sum()), w)])
         fp = np.concatenate([m.outcome[ranked] == FP, np.zeros(int(won.sum()), bool)])
-        order, offsets = rank_by_category(cat, score, n_cat)  # stable: detections first, then group-of entries
+        # by class (stable counting sort), then by descending score (stable): detections first on ties, then
+        # group-of entries (as rank_by_category's lexsort, in linear passes)
+        order = counting_sort(cat, None, n_cat)
+        offsets = np.zeros(n_cat + 1, np.int64)
+        np.cumsum(np.bincount(cat, minlength=n_cat), out=offsets[1:])
+        sort_slices_by_score_desc(order, offsets, np.ascontiguousarray(score))
         n_normal = np.bincount(gt.category[~go], minlength=n_cat)
         n_group = np.bincount(gt.category[go], minlength=n_cat)
         npos = n_normal + w * n_group
