@@ -16,6 +16,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openimages_reference import evaluate as reference
@@ -140,3 +142,28 @@ def test_openimages_matches_reference(data):
         assert res.stats["mAP"] == -1.0
     else:
         assert abs(res.stats["mAP"] - want_map) <= 1e-12
+
+
+def test_a_large_ranking_matches_reference(tmp_path):
+    """Classes of hundreds of detections (deteval's threaded radix ranking path), scores of both signs."""
+    rng = np.random.default_rng(7)
+    classes = ["/m/a", "/m/b"]
+    hierarchy = {"LabelName": "/m/r", "Subcategory": [{"LabelName": "/m/a", "Subcategory": [{"LabelName": "/m/b"}]}]}
+    boxes, dets = [], []
+    for i in range(30):
+        for _ in range(rng.integers(1, 6)):
+            x, y = (float(v) for v in rng.integers(0, 7, 2) / 8)
+            boxes.append((f"im{i}", classes[rng.integers(2)], x, x + 0.25, y, y + 0.25, int(rng.random() < 0.2)))
+        for _ in range(25):
+            x, y = (float(v) for v in rng.integers(0, 13, 2) / 16)
+            dets.append([f"im{i}", classes[rng.integers(2)], 0.0, x, x + 0.25, y, y + 0.25])
+    for d, p in zip(dets, rng.permutation(len(dets))):
+        d[2] = float((p + 1) / (len(dets) + 1) - 0.5)
+    dets = [tuple(d) for d in dets]
+    labels = [(f"im{i}", "/m/b", 0) for i in range(0, 30, 4)]
+    want, want_map = reference(boxes, labels, dets, hierarchy)
+    h, b, lab, d = _write(tmp_path, hierarchy, boxes, labels, dets)
+    res = deteval.evaluate(str(d), str(b), protocol="openimages", labels=str(lab), hierarchy=str(h))
+    assert min(r["num_det"] for r in res.per_class) >= 256
+    assert {r["name"]: r["AP"] for r in res.per_class} == pytest.approx(want, abs=1e-12)
+    assert res.stats["mAP"] == pytest.approx(want_map, abs=1e-12)
