@@ -521,10 +521,16 @@ def make(preset_name: str, out: Path, seed: int = 0, quiet: bool = False) -> Pat
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=sorted([*PRESETS, "dota"]), default="coco")
+    ap.add_argument("--preset", choices=sorted([*PRESETS, "dota", "openimages"]), default="coco")
     ap.add_argument("--out", type=Path, help="output dir (default benchmarks/data/<preset>)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--images", type=int, default=100_000, help="openimages: number of images (default 100,000)")
     a = ap.parse_args(argv)
+    if a.preset == "openimages":  # Open Images CSVs and hierarchy: make_openimages.py
+        from make_openimages import make_openimages
+
+        make_openimages(a.out or HERE / "data" / "openimages", a.seed, n_images=a.images)
+        return
     if a.preset == "dota":  # DOTA's folders of text files, not COCO JSON: make_dota.py
         from make_dota import make_dota
 

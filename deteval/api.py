@@ -83,6 +83,9 @@ def evaluate(
         ``fixed_ap`` (bool: Fixed AP's 10,000 per category). For ``voc07`` /
         ``voc10``: ``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``,
         ``ties``, ``grid``, ``names``, ``image_set``, ``box_format``.
+        For ``openimages``: ``labels``, ``hierarchy``, ``class_names`` (paths),
+        ``expand`` (bool), ``group_of_weight``, ``iou_thr``; ``preds`` and ``gt``
+        are then the detections and boxes CSVs.
 
     Returns
     -------

@@ -417,3 +417,51 @@ def coco101(tp, fp, npos: int, rec_thrs=None) -> tuple[np.ndarray, np.ndarray, f
     rec, prec, _ = precision_recall(tp, fp, npos, precision="coco")
     q, idx = coco101_points(rec, prec, rec_thrs)
     return q, idx, float(rec[-1]) if len(rec) else 0.0
+
+
+# --------------------------------------------------------------------------------------
+# weighted true positives (Open Images' group-of boxes count group_of_weight each)
+
+
+@njit(cache=True)
+def _all_points_weighted(tp_weight, fp, offsets, npos):  # pragma: no cover - numba
+    out = np.full(len(offsets) - 1, np.nan)
+    for s in range(len(offsets) - 1):
+        if npos[s] <= 0:
+            continue
+        a, b = offsets[s], offsets[s + 1]
+        rec = np.empty(b - a)
+        prec = np.empty(b - a)
+        t = 0.0
+        f = 0.0
+        for i in range(b - a):  # running sums: np.cumsum's order
+            t += tp_weight[a + i]
+            if fp[a + i]:
+                f += 1.0
+            rec[i] = t / npos[s]
+            prec[i] = t / (t + f)
+        out[s] = _all_points(rec, prec)
+    return out
+
+
+def all_points_weighted_segments(tp_weight, fp, offsets, npos) -> np.ndarray:
+    """All-point AP of rankings stored back to back whose true positives carry weights (TF's
+    ``metrics.compute_precision_recall`` + ``compute_average_precision``).
+
+    ``tp_weight`` (N,) float: each row's weight as a true positive (0 for a false positive); ``fp`` (N,)
+    bool; every row must be one or the other with a positive weight (precision ``t / (t + f)`` has no
+    guard). ``offsets`` (S + 1,), ``npos`` (S,) float (weighted counts). Returns (S,), NaN where ``npos`` is 0.
+    """
+    tp_weight = np.ascontiguousarray(tp_weight, np.float64)
+    fp = np.ascontiguousarray(fp, np.bool_)
+    offsets = np.ascontiguousarray(offsets, np.int64)
+    npos = np.ascontiguousarray(npos, np.float64)
+    if tp_weight.shape != fp.shape or tp_weight.ndim != 1:
+        raise ValueError("tp_weight and fp must be one-dimensional and of one shape")
+    if np.any(fp == (tp_weight > 0)):
+        raise ValueError("each row must be a false positive or a true positive of positive weight")
+    if len(offsets) < 1 or offsets[0] != 0 or offsets[-1] != len(fp) or np.any(np.diff(offsets) < 0):
+        raise ValueError("offsets must rise from 0 to len(fp)")
+    if npos.shape != (len(offsets) - 1,):
+        raise ValueError(f"npos must have one entry per segment ({len(offsets) - 1}), got shape {npos.shape}")
+    return _all_points_weighted(tp_weight, fp, offsets, npos)

@@ -25,6 +25,7 @@ from deteval.result import EvalResult, jsonable
 _FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves")
 STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
 _INPUT_OPTIONS = {"names": "--names", "image_set": "--image-set"}  # protocol options that name input files
+_INPUT_OPTIONS |= {"labels": "--labels", "hierarchy": "--hierarchy", "class_names": "--class-names"}
 
 
 def wants_files(args: argparse.Namespace) -> bool:

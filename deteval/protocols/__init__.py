@@ -19,6 +19,7 @@ _REGISTRY: dict[str, str] = {
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
     "lvis": "deteval.protocols.lvis:LVIS",
     "dota": "deteval.protocols.dota:DOTA",
+    "openimages": "deteval.protocols.openimages:OPENIMAGES",
     "voc07": "deteval.protocols.voc:VOC07",
     "voc10": "deteval.protocols.voc:VOC10",
 }

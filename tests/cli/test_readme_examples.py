@@ -50,6 +50,11 @@ INPUTS: dict[str, Path | None] = {
     "lvis_segm_results.json": DATA_DIR / "lvis100" / "dets_segm.json.gz",
     "Task1_results/": DATA_DIR / "dota" / "dets",
     "labelTxt/": DATA_DIR / "dota" / "gt",
+    "oid_dets.csv": DATA_DIR / "openimages" / "expansion_dets.csv",
+    "oid_boxes.csv": DATA_DIR / "openimages" / "expansion_boxes.csv",
+    "oid_labels.csv": DATA_DIR / "openimages" / "expansion_labels.csv",
+    "oid_hierarchy.json": DATA_DIR / "openimages" / "expansion_hierarchy.json",
+    "oid_classes.csv": DATA_DIR / "openimages" / "expansion_classes.csv",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
