@@ -32,16 +32,11 @@ set in the helpers themselves); ``DETEVAL_COMPILE_HELPERS=N`` caps them at N
 
 from __future__ import annotations
 
-import atexit
-import hashlib
-import importlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
-import time
+
+# the rest (subprocess, tempfile, hashlib, ...) is imported on a cache miss: a warm run only notes group names
 
 ENV = "DETEVAL_COMPILE_HELPERS"
 WAIT_S = 600.0  # at most this long for a helper's kernel (a helper that dies ends the wait sooner)
@@ -49,13 +44,15 @@ WAIT_S = 600.0  # at most this long for a helper's kernel (a helper that dies en
 _lock = threading.Lock()
 _noted: list[str] = []  # groups named so far, in order
 _sent: set[str] = set()  # groups given to a helper
-_helpers: list[subprocess.Popen] = []
+_helpers: list = []  # subprocess.Popen
 _claims: str | None = None  # this run's claim folder, once a miss has started the helpers
 _started = False
 
 
 def kernel_key(name: str, sig) -> str:
     """A file name for (kernel, argument types): ``name`` is module.qualname, ``sig`` a tuple of numba types."""
+    import hashlib
+
     return hashlib.sha1(f"{name}{tuple(sig)}".encode()).hexdigest()[:20]
 
 
@@ -86,6 +83,8 @@ def compile_ahead(*groups: str) -> None:
 
 def _start_helpers() -> None:
     """Helpers for the noted groups not yet sent (under ``_lock``), as many as the cap allows."""
+    import subprocess
+
     from deteval.kernel_signatures import ORDER
 
     todo = sorted((g for g in _noted if g not in _sent), key=ORDER.index)
@@ -102,13 +101,15 @@ def _start_helpers() -> None:
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True,  # its own session (Ctrl-C is this process's to handle) and scheduling group
             )  # fmt: skip
-        except OSError:
+        except (OSError, ValueError, TypeError):  # no interpreter to start (embedded Python, say)
             return
         _helpers.append(proc)
         _sent.update(part)
 
 
 def _end_helpers() -> None:
+    import shutil
+
     for proc in _helpers:
         if proc.poll() is None:
             proc.kill()
@@ -127,6 +128,9 @@ def on_miss(name: str, sig) -> bool:
     global _claims, _started
     if os.environ.get(ENV, "").strip() == "0":
         return False
+    import atexit
+    import tempfile
+
     key = kernel_key(name, sig)
     with _lock:
         if not _started:
@@ -157,6 +161,8 @@ def _claim(key: str) -> bool:
 
 def _wait(key: str) -> bool:
     """Wait for a helper's done file of ``key``: True once there, False if no helper lives to write it."""
+    import time
+
     done = os.path.join(_claims, key + ".done")
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
@@ -180,6 +186,8 @@ def parse_signature(texts: tuple[str, ...]) -> tuple:
 
 def helper_main(claims: str, groups: list[str]) -> None:
     """Compile the groups' kernels (each group from its end), skipping any claimed; a done file for each."""
+    import importlib
+
     from deteval.kernel_signatures import GROUPS
 
     for group in groups:
