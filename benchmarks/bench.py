@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py --preset coco [--iou-type bbox|segm|keypoints] [--runs 3]
                                [--tool-runs pycocotools=1] [--tools deteval,pycocotools,...]
-                               [--json out.json] [--cold]
+                               [--json out.json] [--cold] [--profile]
 
 Every measurement runs in a fresh subprocess (imports, caches and page faults as a user sees
 them). The child times its own stages with perf_counter; the parent takes the child's wall
