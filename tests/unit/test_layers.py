@@ -33,8 +33,19 @@ import deteval
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 0 base: errors, settings, containers, numerics, the numba runtime, progress display
-    ("errors", "tuning", "types", "numeric", "jit", "_runtime", "rle", "progress", "vocabulary", "compile_ahead",
-     "kernel_signatures"),
+    (
+        "errors",
+        "tuning",
+        "types",
+        "numeric",
+        "jit",
+        "_runtime",
+        "rle",
+        "progress",
+        "vocabulary",
+        "compile_ahead",
+        "kernel_signatures",
+    ),
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),
     # 2 matching, and the stable sorts that matching and ranking share
