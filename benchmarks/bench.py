@@ -2,11 +2,11 @@
 
     python benchmarks/bench.py --preset coco [--iou-type bbox|segm|keypoints] [--runs 3]
                                [--tool-runs pycocotools=1] [--tools deteval,pycocotools,...]
-                               [--json out.json] [--cold]
+                               [--json out.json] [--cold] [--profile]
 
 Every measurement runs in a fresh subprocess (imports, caches and page faults as a user sees
 them). The child times its own stages with perf_counter; the parent takes the child's wall
-time and its peak RSS (``os.wait4`` rusage, ru_maxrss). Each tool's 12 summary stats must equal
+time; the child reports its own peak RSS (VmHWM, see PEAK_FN). Each tool's 12 summary stats must equal
 (==, bit for bit) the reference tool's: pycocotools when it is in the run, else deteval.
 See benchmarks/README.md for what every column means.
 """
@@ -72,6 +72,7 @@ TOOLS = {
         },
         "stats": "[float(x) for x in res.stats.values()]",
         "cli": ["-m", "deteval", "--protocol", "coco", "--iou-type", "{IOU}", "{DT}", "{GT}"],
+        "protocol": "coco",  # what --profile's stage clock wraps
         "unsupported": {},
     },
     # deteval's pycocotools objects (deteval.pycocotools): pycocotools' API on deteval's kernels
@@ -119,26 +120,70 @@ STAGES = ["import", "load", "evaluate", "accumulate", "summarize", "eval", "tota
 COLUMNS = STAGES + ["process", "rss_mb"]  # what the tables show, per tool
 
 
-def child_script(tool: dict) -> str:
-    """Python source for one timed run: stages in order, then a JSON line to argv[3]."""
+def child_script(tool: dict, profile: str | None = None) -> str:
+    """Python source for one timed run: stages in order, then a JSON line to argv[3].
+
+    ``profile`` (deteval's protocol name, with ``--profile``): profile_deteval's stage clock is
+    installed after the import stage (its own set-up time left out of the total) and its split written."""
     lines = [
         "import time as _time, json as _json, sys as _sys",
         "GT, DT, _OUT, IOU = _sys.argv[1:5]",
         "_T = {}",
+        "_P = None",
         "_c0 = _c = _time.perf_counter()",
     ]
-    for name, code in tool["stages"].items():
+    for i, (name, code) in enumerate(tool["stages"].items()):
         lines += [code, "_n = _time.perf_counter()", f"_T[{name!r}] = _n - _c", "_c = _n"]
+        if profile and i == 0:
+            lines += [f"_sys.path.insert(0, {str(HERE)!r})", "import profile_deteval as _PD",
+                      f"_P = _PD.install({profile!r})", "_n = _time.perf_counter()",
+                      "_c0 += _n - _c", "_c = _n"]
     lines += [
         "_T['total'] = _c - _c0",
         f"_S = {tool['stats']}",
-        "open(_OUT, 'w').write(_json.dumps({'times': _T, 'stats': _S}))",
+        PEAK_FN,
+        "_R = {'times': _T, 'stats': _S, 'peak_kb': _peak_kb()}",
+        "if _P is not None:",
+        "    _R['profile'] = dict(import_=_T['import'], **_PD.split(_P))",
+        "open(_OUT, 'w').write(_json.dumps(_R))",
     ]
     return "\n".join(lines) + "\n"
 
 
+# A process's own peak resident memory: Linux's VmHWM (the high-water mark of this address space,
+# which exec starts afresh), None elsewhere. Not ru_maxrss: Linux carries a parent's RSS at the fork
+# across exec into the child's ru_maxrss, so a child of a 300 MB parent reports at least 300 MB.
+PEAK_FN = """def _peak_kb():
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None"""
+
+# `python -c PEAK_LAUNCHER PEAK_FILE MODULE ARGS...` runs `python -m MODULE ARGS...` and, at exit
+# (sys.exit included), writes its own peak in kB to PEAK_FILE (nothing where VmHWM is unknown)
+PEAK_LAUNCHER = PEAK_FN + """
+import atexit as _atexit, runpy as _runpy, sys as _sys
+_peak_out = _sys.argv.pop(1)
+def _write_peak():
+    kb = _peak_kb()
+    if kb is not None:
+        with open(_peak_out, 'w') as f:
+            f.write(str(kb))
+_atexit.register(_write_peak)
+del _sys.argv[0]
+_runpy.run_module(_sys.argv[0], run_name='__main__', alter_sys=True)
+"""
+
+
 def run_child(argv, env, timeout):
-    """Run argv; return (exit code, wall seconds, peak RSS in MiB, output tail)."""
+    """Run argv; return (exit code, wall seconds, ``ru_maxrss`` in MiB, output tail).
+
+    ``ru_maxrss`` is floored at this process's RSS when it forked the child (see PEAK_FN): the
+    tables use the child's own VmHWM, this figure is kept in the JSON as ``rss_wait4_mb``."""
     with tempfile.TemporaryFile() as log:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
@@ -156,13 +201,16 @@ def run_child(argv, env, timeout):
     return p.returncode, wall, ru.ru_maxrss / 1024.0, tail
 
 
-def measure(tool_name, gt, dt, iou, env, timeout):
-    """One fresh-process run of a tool's stages; the parent adds wall time and peak RSS."""
+def measure(tool_name, gt, dt, iou, env, timeout, profile=False):
+    """One fresh-process run of a tool's stages; the parent adds wall time.
+
+    ``profile``: deteval's run also records its per-stage split (``profile`` in the record)."""
     tool = TOOLS[tool_name]
+    proto = tool.get("protocol") if profile else None
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         rc, wall, rss, tail = run_child(
-            [sys.executable, "-c", child_script(tool), str(gt), str(dt), str(out), iou], env,
+            [sys.executable, "-c", child_script(tool, proto), str(gt), str(dt), str(out), iou], env,
             timeout)
         if rc != 0 or not out.exists():
             return {"error": f"exit {rc}: {tail.strip()[-1500:]}"}
@@ -170,7 +218,11 @@ def measure(tool_name, gt, dt, iou, env, timeout):
     t = res["times"]
     if "eval" not in t:
         t["eval"] = sum(t[s] for s in ("evaluate", "accumulate", "summarize"))
-    rec = {"times": t, "stats": res["stats"], "wall": wall, "rss_mb": rss}
+    peak = res.get("peak_kb")
+    rec = {"times": t, "stats": res["stats"], "wall": wall,
+           "rss_mb": rss if peak is None else peak / 1024.0, "rss_wait4_mb": rss}
+    if "profile" in res:
+        rec["profile"] = res["profile"]
     if "cli" in tool:
         rc, cwall, crss, tail = run_cli(tool, gt, dt, iou, env, timeout)
         rec["cli"] = ({"wall": cwall, "rss_mb": crss} if rc == 0
@@ -179,8 +231,17 @@ def measure(tool_name, gt, dt, iou, env, timeout):
 
 
 def run_cli(tool, gt, dt, iou, env, timeout):
-    argv = [sys.executable] + [a.format(GT=gt, DT=dt, IOU=iou) for a in tool["cli"]]
-    return run_child(argv, env, timeout)
+    """The tool's command line; (exit code, wall s, peak RSS MiB: its own VmHWM, else ru_maxrss, output tail)."""
+    args = [a.format(GT=gt, DT=dt, IOU=iou) for a in tool["cli"]]
+    if args[0] != "-m":
+        return run_child([sys.executable, *args], env, timeout)
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak_kb"
+        rc, wall, rss, tail = run_child([sys.executable, "-c", PEAK_LAUNCHER, str(peak_file), *args[1:]],
+                                        env, timeout)
+        if peak_file.exists():
+            rss = int(peak_file.read_text()) / 1024.0
+    return rc, wall, rss, tail
 
 
 def summarise_runs(runs):
@@ -202,6 +263,11 @@ def summarise_runs(runs):
     else:
         med["process"] = statistics.median(r["wall"] for r in ok)
     med["rss_mb"] = statistics.median(r["rss_mb"] for r in ok)
+    profiles = [r["profile"] for r in ok if "profile" in r]
+    if profiles:
+        med["profile"] = {k: statistics.median(p[k] for p in profiles) for k in profiles[0]}
+    if all("rss_wait4_mb" in r for r in ok):
+        med["rss_wait4_mb"] = statistics.median(r["rss_wait4_mb"] for r in ok)
     stats = ok[0]["stats"]
     return {"median": med, "stats": stats, "n_ok": len(ok),
             "stable": all(r["stats"] == stats for r in ok),
@@ -274,6 +340,20 @@ def fastest(summary, tools):
             if v is not None and (c not in best or v < best[c][1]):
                 best[c] = (t, v)
     return best
+
+
+def profile_table(summary, tools):
+    """deteval's per-stage split (medians) and every tool's total, one column of seconds."""
+    d = summary.get("deteval", {}).get("median", {})
+    prof = d.get("profile")
+    if not prof:
+        return None
+    total = d["total"]
+    rows = [[f"deteval: {k.rstrip('_')}", _fmt(v), f"{100 * v / total:.0f}%"] for k, v in prof.items()]
+    rows.append(["**deteval: total**", f"**{_fmt(total)}**", "100%"])
+    rows += [[f"{t}: total", _fmt(summary[t]["median"]["total"]), f"{100 * summary[t]['median']['total'] / total:.0f}%"]
+             for t in tools if t != "deteval" and "median" in summary[t]]
+    return _md(["stage", "s", "of deteval's total"], rows)
 
 
 def _md(head, rows):
@@ -352,6 +432,9 @@ def main(argv=None):
                     help="write results here (default benchmarks/results/<preset>.json)")
     ap.add_argument("--cold", action="store_true",
                     help="also time deteval's CLI with an empty numba cache vs a warm one")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print deteval's per-stage split (import, read, parse, kernel import, group, "
+                         "IoU, match, accumulate, summarise) beside the others' totals (profile_deteval.py)")
     ap.add_argument("--threads", type=int, default=2,
                     help="thread count for tools that take one (numba, rayon, OpenMP)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
@@ -417,7 +500,7 @@ def main(argv=None):
         for t in tools:  # interleaved, so drift hits every tool alike
             if r >= n_runs[t]:
                 continue
-            rec = measure(t, gt, dt, iou, env, a.timeout)
+            rec = measure(t, gt, dt, iou, env, a.timeout, profile=a.profile)
             runs[t].append(rec)
             if "error" in rec:
                 what = rec["error"].strip().splitlines()[-1]
@@ -465,6 +548,9 @@ def main(argv=None):
     print("load average at the end (1, 5, 15 min): "
           + ", ".join(f"{x:.2f}" for x in meta["load_average"]) + f" on {os.cpu_count()} CPUs\n")
     print(tables(summary, tools))
+    if a.profile:
+        pt = profile_table(summary, tools)
+        print("\n" + (pt or "--profile: no per-stage split (deteval not run, or its protocol has no stage clock)"))
     for t in tools:
         for e in summary[t].get("errors", []) or [summary[t].get("error")]:
             if e:

@@ -25,6 +25,7 @@ TOOLS = {
         },
         "stats": f"[float(res.stats[k]) for k in {KEYS!r}]",
         "cli": ["-m", "deteval", "--protocol", "lvis", "--iou-type", "{IOU}", "{DT}", "{GT}"],
+        "protocol": "lvis",  # what bench.py --profile's stage clock wraps
         "unsupported": {"keypoints": "LVIS has no keypoints"},
     },
     "lvis-api": {

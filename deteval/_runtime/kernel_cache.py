@@ -18,6 +18,7 @@ from deteval._runtime.digest import kernel_sources_digest
 from deteval._runtime.light_import import import_arraymath_without_scipy, scipy_blas_deferred
 from deteval._runtime.nrt import initialize_runtime
 from deteval._runtime.objcode import object_payload, unserialize
+from deteval.compile_ahead import on_miss
 
 
 class KernelCacheImpl(CompileResultCacheImpl):
@@ -95,6 +96,9 @@ class KernelCache(FunctionCache):
         # unpickling a kernel imports the modules of the numba implementations it uses
         with scipy_blas_deferred(), _numba_modules_left_unimported(), self._guard_against_spurious_io_errors():
             loaded = self._load_overload(sig, target_context)
+            # a cold cache: helper processes start (or have just compiled this kernel: load it)
+            if loaded is None and on_miss(f"{self._py_func.__module__}.{self._py_func.__qualname__}", sig):
+                loaded = self._load_overload(sig, target_context)
         if loaded is None:  # numba's compiler refreshes the context next, importing arraymath
             import_arraymath_without_scipy()
             _init_extensions()  # before compiling, as numba does (see with_kernel_cache)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from deteval.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco_columns import (
     DetevalWarning,
@@ -143,8 +144,13 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
         dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type, strict)
         return dets, gt_loaded
     scan = None
+    big_gt = is_path(gt) and iou_type in _FAST_GT and _file_size(gt) >= TUNING.fast_path_bytes
     if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= TUNING.fast_path_bytes:
+        # with a cold kernel cache, helper processes compile the scanners and large inputs' sorts meanwhile
+        compile_ahead(f"coco-{iou_type}-scan" if iou_type == "bbox" else "coco-segm-gt-scan", "sort-large")
         scan = _start_results_scan(preds, iou_type)
+    elif big_gt:
+        compile_ahead(f"coco-{iou_type}-scan" if iou_type == "bbox" else "coco-segm-gt-scan")
     gt_loaded = load_coco_gt(gt, iou_type=iou_type, strict=strict)
     cols = scan() if scan is not None else None
     if cols is not None:

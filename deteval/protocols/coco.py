@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from deteval.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
+from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = ["COCO", "CocoMatches", "CocoParams", "CocoProtocol", "make_params", "match", "result_from_matches"]
@@ -71,6 +73,8 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     if not all(getattr(kernel, "overloads", True) for kernel in later):  # once per process, in effect
         in_background(preload, later)
 
+    if len(dets) >= TUNING.kernel_sort_rows:  # the sorts' kernels (compile_ahead: a cold cache's helpers)
+        compile_ahead(f"coco-{params.iou_type}", "sort-large")
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
     gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
@@ -253,6 +257,7 @@ class CocoProtocol(Protocol):
         return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
+        compile_ahead(f"coco-{params.iou_type}")  # the evaluation's kernels, by helpers if the cache is cold
         return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:

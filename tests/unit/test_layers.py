@@ -33,7 +33,19 @@ import deteval
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 0 base: errors, settings, containers, numerics, the numba runtime, progress display
-    ("errors", "tuning", "types", "numeric", "jit", "_runtime", "rle", "progress", "vocabulary"),
+    (
+        "errors",
+        "tuning",
+        "types",
+        "numeric",
+        "jit",
+        "_runtime",
+        "rle",
+        "progress",
+        "vocabulary",
+        "compile_ahead",
+        "kernel_signatures",
+    ),
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),
     # 2 matching, and the stable sorts that matching and ranking share
@@ -61,6 +73,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "_runtime"),
         ("jit", "tuning"),
+        # 0: a kernel cache miss starts the compile helpers, which compile the recorded signatures
+        ("_runtime", "compile_ahead"),
+        ("compile_ahead", "kernel_signatures"),
         ("numeric", "jit"),
         # 0: the RLE kernels are kernels; the containers hold masks
         ("rle", "jit"),

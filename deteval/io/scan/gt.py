@@ -222,7 +222,8 @@ def _scan_gt(
     """Fill the three lists' columns: (status, spans); ``counts`` gets the records per list.
     ``segm``: where the annotations' segmentations go (see ``_records``), or ``None``."""
     n = buf.size
-    nspan = 0
+    # an int64, not the literal 0: numba would type (and compile) _records once for Literal[int](0) too
+    nspan = np.int64(0)
     pos = skip_ws(buf, 0, n)
     if byte_at(buf, pos, n) != 123:
         return 0, nspan
