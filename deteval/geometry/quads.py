@@ -58,7 +58,7 @@ from deteval.jit import njit
 
 __all__ = [
     "convex_quad_intersection", "convex_quad_iou", "devkit_prefilter", "dota_iou_matrix", "is_simple_quad",
-    "quad_area", "quad_iou", "quad_iou_in", "quad_iou_matrix", "quad_work",
+    "quad_area", "quad_areas_in", "quad_iou", "quad_iou_in", "quad_iou_matrix", "quad_work",
 ]  # fmt: skip
 
 # vertices of a clipped polygon: each clip by one edge's line gives at most 2 points per input edge (in exact
@@ -240,7 +240,8 @@ def convex_quad_iou(p, q):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+def _quad_areas(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+    """(the devkit's intersection integral, twice the signed area of p, of q) of two quadrilaterals."""
     ox, oy = p[0], p[1]
     xs = scratch[0]
     ys = scratch[1]
@@ -254,6 +255,12 @@ def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pra
             a = _clip_area(pp_x[i], pp_y[i], pnv[i], qp_x[j], qp_y[j], qnv[j], scratch[2], scratch[3], scratch[4],
                            scratch[5])  # fmt: skip
             inter += psg[i] * qsg[j] * a
+    return inter, ap, aq
+
+
+@njit(cache=True, nogil=True)
+def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+    inter, ap, aq = _quad_areas(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg)
     union = 0.5 * (abs(ap) + abs(aq)) - inter
     if union == 0.0:  # IEEE division, as the devkit's C++ (numba would raise)
         return np.nan if inter == 0.0 else np.inf * inter
@@ -271,6 +278,16 @@ def quad_iou_in(p, q, work):  # pragma: no cover - numba
     """:func:`quad_iou` with the scratch arrays of :func:`quad_work` (no allocation per pair)."""
     scratch, pieces, nv, sign = work
     return _quad_iou(p, q, scratch, pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0], sign[1])
+
+
+@njit(cache=True, nogil=True)
+def quad_areas_in(p, q, work):  # pragma: no cover - numba
+    """(intersection area, |area of p|, |area of q|) of two quadrilaterals with :func:`quad_iou`'s meaning
+    (exact for simple ones, convex or not), with the scratch arrays of :func:`quad_work`."""
+    scratch, pieces, nv, sign = work
+    inter, ap, aq = _quad_areas(p, q, scratch, pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0],
+                                sign[1])  # fmt: skip
+    return inter, 0.5 * abs(ap), 0.5 * abs(aq)
 
 
 @njit(cache=True, nogil=True)
