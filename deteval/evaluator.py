@@ -191,7 +191,7 @@ class Evaluator:
             raise InputError("protocol", None, f"the Evaluator supports {PROTOCOLS}, not {protocol!r}")
         if iou_type not in ("bbox", "segm", "obb"):
             rule = (
-                f"the Evaluator evaluates 'bbox', 'segm' and 'obb', not {iou_type!r}; for keypoints use "
+                f"the Evaluator evaluates 'bbox' and 'segm' (and 'obb'), not {iou_type!r}; for keypoints use "
                 "deteval.evaluate() or deteval.dask.evaluate_shards()"
             )
             raise InputError("iou_type", None, rule)
