@@ -36,7 +36,7 @@ from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
 _FAST_GT = ("bbox", "segm")  # the iou types whose ground truth the scanner reads
-_FAST_RESULTS = ("bbox", "segm")  # and whose results
+_FAST_RESULTS = ("bbox", "segm", "obb")  # and whose results
 
 
 def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False) -> GroundTruth:
@@ -240,8 +240,9 @@ def scan_results(raw: bytes, iou_type: str) -> dict | None:
 
 
 def _mask_mode(iou_type: str) -> str:
-    """What the results scanner does with masks: read them for mask evaluation, else skip them."""
-    return "read" if iou_type == "segm" else "skip"
+    """What the results scanner does with masks: read them for mask evaluation, else skip them; oriented boxes
+    are read in their own mode."""
+    return "read" if iou_type == "segm" else ("obb" if iou_type == "obb" else "skip")
 
 
 def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
@@ -262,6 +263,8 @@ def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: s
     if not (img_found.all() and cat_found.all()):
         return None  # an error, or a warning: the general reader's
     boxes, has_bbox, masks = cols["bbox"], cols["has_bbox"], cols.get("masks")
+    if iou_type == "obb":  # the scanner's "bbox" holds the oriented boxes (N, 5); negative sizes are accepted
+        return detections_from_columns(name, image, category, cols["score"], "obb", None, obb=boxes)
     if ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
         return None
     branch = "bbox"
