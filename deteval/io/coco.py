@@ -35,7 +35,7 @@ from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
-_FAST_GT = ("bbox", "segm")  # the iou types whose ground truth the scanner reads
+_FAST_GT = ("bbox", "segm", "obb")  # the iou types whose ground truth the scanner reads
 _FAST_RESULTS = ("bbox", "segm", "obb")  # and whose results
 
 
@@ -173,7 +173,7 @@ def gt_from_scan(
     from deteval.io.scan.gt import parse_gt_columns
     from deteval.io.scan.gt_segm import gt_masks
 
-    cols = parse_gt_columns(raw, segm=iou_type == "segm")
+    cols = parse_gt_columns(raw, segm=iou_type == "segm", obb=iou_type == "obb")
     if cols is None:
         return None
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
@@ -203,6 +203,8 @@ def gt_from_scan(
         has_crowd=an["has_iscrowd"],
         lvis_found=cols["lvis_found"],
     )
+    if iou_type == "obb":
+        columns.obb = an["obb"]
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's
         columns.segmentations = lambda kept, h, w: gt_masks(an["segmentation"], h, w) if len(kept) == n else None

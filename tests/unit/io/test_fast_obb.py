@@ -7,6 +7,7 @@ the scanner declines, the general reader's own result or error); in pieces on th
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -117,3 +118,77 @@ def test_evaluate_from_files_is_the_same_either_way(tmp_path, monkeypatch):
         monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 62)
         stats.append(deteval.evaluate(str(tmp_path / "d.json"), str(tmp_path / "g.json"), iou_type="obb").stats)
     assert stats[0] == stats[1] and stats[0]["AP50"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# ground truth
+
+
+def _load_gt(text: str, tmp_path, monkeypatch, scanner: bool):
+    path = tmp_path / ("fast_gt.json" if scanner else "slow_gt.json")
+    path.write_text(text)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            gt = load_coco_gt(str(path), iou_type="obb")
+        except InputError as e:
+            return str(e).replace(str(path), "FILE"), []
+    return gt, sorted(str(w.message).replace(str(path), "FILE") for w in caught)
+
+
+GT_FIELDS = ("image", "category", "boxes", "area", "crowd", "ignore", "ann_id", "obb")
+
+
+@st.composite
+def gt_text(draw):
+    anns = []
+    for i in range(draw(st.integers(0, 10))):
+        obb = ", ".join(_num(draw(number)) for _ in range(5))
+        fields = [f'"id": {i + 1}', f'"image_id": {draw(st.integers(1, 3))}',
+                  f'"category_id": {draw(st.integers(1, 2))}', f'"obb": [{obb}]']  # fmt: skip
+        if draw(st.booleans()):
+            fields.append(f'"iscrowd": {draw(st.sampled_from(["0", "1", "true", "false"]))}')
+        if draw(st.integers(0, 2)) == 0:
+            fields.append(f'"area": {_num(draw(st.one_of(number, st.just(-5.0))))}')
+        if draw(st.integers(0, 3)) == 0:
+            fields.append(f'"bbox": [{", ".join(_num(draw(number)) for _ in range(4))}]')
+        if draw(st.integers(0, 5)) == 0:
+            fields.append('"segmentation": [[1, 2, 3, 4, 5, 6]]')
+        order = draw(st.permutations(range(len(fields))))
+        anns.append("{" + ", ".join(fields[i] for i in order) + "}")
+    images = ", ".join(f'{{"id": {i}, "width": 100, "height": 100}}' for i in (1, 2, 3))
+    cats = '[{"id": 1, "name": "a"}, {"id": 2}]'
+    return f'{{"images": [{images}], "categories": {cats}, "annotations": [{", ".join(anns)}]}}'
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gt_text())
+def test_scanned_ground_truth_equals_the_general_reader(tmp_path, monkeypatch, text):
+    (fast, fast_warnings), (slow, slow_warnings) = (_load_gt(text, tmp_path, monkeypatch, s) for s in (True, False))
+    assert fast_warnings == slow_warnings
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+        return
+    for f in GT_FIELDS:
+        a, b = getattr(fast, f), getattr(slow, f)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), f
+    for table in ("categories", "images"):
+        a, b = getattr(fast, table), getattr(slow, table)
+        assert np.array_equal(a.ids, b.ids) and a.names == b.names, table
+        for f in ("height", "width"):
+            assert (getattr(a, f) is None and getattr(b, f) is None) or np.array_equal(getattr(a, f), getattr(b, f))
+
+
+def test_the_gt_scanner_reads_them():
+    from deteval.io.scan.gt import parse_gt_columns
+
+    gt = {**GT, "annotations": [*GT["annotations"], {"id": 2, "image_id": 2, "category_id": 1, "area": 7,
+                                                        "bbox": [1, 2, 3, 4], "obb": [1, 2, 3, 4, 0.5]}]}  # fmt: skip
+    cols = parse_gt_columns(json.dumps(gt).encode(), obb=True)
+    assert cols is not None
+    an = cols["annotations"]
+    assert an["obb"].tolist() == [[50.0, 50.0, 40.0, 20.0, 0.3], [1.0, 2.0, 3.0, 4.0, 0.5]]
+    assert an["has_bbox"].tolist() == [False, True] and an["has_area"].tolist() == [False, True]
+    missing = {**GT, "annotations": [{k: v for k, v in GT["annotations"][0].items() if k != "obb"}]}
+    assert parse_gt_columns(json.dumps(missing).encode(), obb=True) is None
