@@ -132,7 +132,7 @@ class Evaluator:
         a crowd GT over the detection's ``|A|``, 0 when that is not positive; a GT's area is its ``area`` if
         given, else ``|A|``, a detection's ``|A|``; everything else is xywha's rule. For the corners of an
         xywha box the intersection is computed alike, but the areas are shoelace sums rather than ``w*h``:
-        the IoUs agree to rounding (about 1e-15 relative), not bit for bit. A self-intersecting
+        the IoUs agree to rounding (a few 1e-15 relative), not bit for bit. A self-intersecting
         quadrilateral (two opposite edges cross) is an error.
     categories : sequence of ids, or mapping id -> name, optional
         The categories evaluated, as the ground truth's ``categories`` list does for
