@@ -39,7 +39,7 @@ REPO = HERE.parent
 # listed are reported as missing. `unsupported` maps an iou type the tool cannot evaluate to the
 # reason (the tool is then skipped with that reason printed).
 # --------------------------------------------------------------------------------------------
-IOU_TYPES = ("bbox", "segm", "keypoints")
+IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
 
 
 def _cocoapi(module, dist, imports, evaluator, unsupported=None, pip=None):
@@ -109,6 +109,9 @@ TOOLS = {
                                  "from pycocotools.coco import COCO\nfrom vernier import COCOeval",
                                  "COCOeval", pip="vernier pyarrow pycocotools"),
 }
+for _name, _tool in TOOLS.items():  # oriented boxes (hotcoco's "obb" IoU type): deteval and hotcoco only
+    if _name not in ("deteval", "hotcoco"):
+        _tool["unsupported"].setdefault("obb", "no oriented-box IoU type")
 # deteval's competitors in the issue-21 targets: each ratio is taken against the fastest of these
 RUST_TOOLS = ("hotcoco", "ultrafast", "vernier", "vernier-cocoeval")
 ALL_TOOLS = list(TOOLS)
@@ -416,12 +419,12 @@ def main(argv=None):
     ap.add_argument("--preset", default="coco",
                     help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm (masks), "
                          "small-kp, person-kp (keypoints), small-lvis, medium-lvis, lvis (LVIS: other tools, "
-                         "bench_lvis.py); see make_data.py")
+                         "bench_lvis.py), dota-obb (oriented boxes: deteval and hotcoco); see make_data.py")
     ap.add_argument("--data", type=Path,
                     help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")
     ap.add_argument("--iou-type", choices=IOU_TYPES,
                     help="what every tool evaluates (default: the preset's: segm for *-segm, "
-                         "keypoints for *-kp, else bbox)")
+                         "keypoints for *-kp, obb for dota-obb, else bbox)")
     ap.add_argument("--runs", type=int, default=3, help="runs per tool; medians are reported")
     ap.add_argument("--tool-runs", default="",
                     help="per-tool run counts overriding --runs, e.g. pycocotools=1 (the slow "
@@ -444,9 +447,13 @@ def main(argv=None):
     import make_data
 
     preset = make_data.PRESETS.get(a.preset)
-    iou = a.iou_type or (preset.iou_type if preset is not None else "bbox")
+    iou = a.iou_type or (preset.iou_type if preset is not None else "obb" if a.preset == "dota-obb" else "bbox")
     data = a.data or HERE / "data" / a.preset
     gt, dt = data / "gt.json", data / "dets.json"
+    if not (gt.exists() and dt.exists()) and a.preset == "dota-obb":
+        from make_dota import make_dota_obb
+
+        make_dota_obb(data)
     if not (gt.exists() and dt.exists()):
         if preset is None:
             ap.error(f"no {gt} / {dt}, and {a.preset!r} is not a preset of make_data.py")
@@ -570,7 +577,7 @@ def main(argv=None):
         else:
             print("--cold needs deteval in --tools", file=sys.stderr)
 
-    default_iou = preset.iou_type if preset is not None else "bbox"
+    default_iou = preset.iou_type if preset is not None else "obb" if a.preset == "dota-obb" else "bbox"
     name = a.preset if iou == default_iou else f"{a.preset}-{iou}"
     out = a.json or HERE / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

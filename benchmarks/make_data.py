@@ -521,7 +521,7 @@ def make(preset_name: str, out: Path, seed: int = 0, quiet: bool = False) -> Pat
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=sorted([*PRESETS, "dota", "openimages"]), default="coco")
+    ap.add_argument("--preset", choices=sorted([*PRESETS, "dota", "dota-obb", "openimages"]), default="coco")
     ap.add_argument("--out", type=Path, help="output dir (default benchmarks/data/<preset>)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--images", type=int, default=100_000, help="openimages: number of images (default 100,000)")
@@ -535,6 +535,11 @@ def main(argv=None):
         from make_dota import make_dota
 
         make_dota(a.out or HERE / "data" / "dota", a.seed)
+        return
+    if a.preset == "dota-obb":  # COCO JSON with oriented boxes (hotcoco's "obb")
+        from make_dota import make_dota_obb
+
+        make_dota_obb(a.out or HERE / "data" / "dota-obb", a.seed)
         return
     make(a.preset, a.out or HERE / "data" / a.preset, a.seed)
 

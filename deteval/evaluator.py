@@ -28,10 +28,12 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.evaluator_inputs import (
+    OBB_BOX_FORMATS,
     TENSOR_BOX_FORMATS,
     Batch,
     as_list,
     category_table,
+    default_area,
     first_bad,
     parse_batch,
     with_masks,
@@ -40,7 +42,7 @@ from deteval.evaluator_state import EvaluatorState, merge_states, result_from_st
 from deteval.io.lvis import LvisGroundTruth
 from deteval.protocols.coco import CocoMatches, make_params, match
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, xywh_area
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
 
 __all__ = [
     "TENSOR_BOX_FORMATS",
@@ -107,12 +109,31 @@ class Evaluator:
         ``max_dets`` does). The other COCO options below (``iou_thrs``, ``rec_thrs``, ``area_ranges``,
         ``use_cats``, ``compat``) do not apply; Fixed AP (a cut per category over the dataset) is not
         offered here.
-    iou_type : "bbox" or "segm"
-    box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"
+    iou_type : "bbox", "segm" or "obb"
+        ``"obb"``: oriented boxes, hotcoco's ``obb`` IoU type (``deteval.evaluate(..., iou_type="obb")``), for
+        rotated detectors (mmrotate); ``boxes`` as ``box_format`` "xywha" or "poly" below. Coco protocol only.
+    box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"; with iou_type "obb", "xywha" (default) or
+        "poly"
         How ``boxes`` are given. COCO computes IoU on xywh: xyxy becomes xywh by one
         subtraction (``w = x2 - x1``), cxcywh by ``x = cx - w/2``; either may differ in the
         last bit from an xywh box stored in a JSON file. Give xywh to reproduce a COCO file's
         numbers exactly.
+
+        ``"xywha"``: (n, 5) rows ``cx, cy, w, h, angle``, the angle in radians, corners the centre plus
+        ``(+-w/2, +-h/2)`` turned by ``[[cos a, -sin a], [sin a, cos a]]`` (mmrotate's rotated boxes; hotcoco's
+        ``obb``). Used as given: the result is that of ``deteval.evaluate`` on COCO records carrying the same
+        values as ``"obb"`` (and a target's ``area``, when given, as ``area``), bit for bit. A GT's area is its
+        ``area`` if given, else ``w*h``; a detection's ``w*h``. A negative ``w`` or ``h`` is an error.
+
+        ``"poly"``: (n, 8) rows ``x1 y1 x2 y2 x3 y3 x4 y4``, a quadrilateral's vertices in order, either
+        orientation, convex or not (mmrotate's ``qbox``). Evaluated as the polygons given, never refitted to
+        rectangles: the IoU is the exact area of intersection (the quadrilateral kernel of
+        :mod:`deteval.geometry.quads`) over ``|A1| + |A2| - intersection`` with shoelace areas ``|A|``, against
+        a crowd GT over the detection's ``|A|``, 0 when that is not positive; a GT's area is its ``area`` if
+        given, else ``|A|``, a detection's ``|A|``; everything else is xywha's rule. For the corners of an
+        xywha box the intersection is computed alike, but the areas are shoelace sums rather than ``w*h``:
+        the IoUs agree to rounding (a few 1e-15 relative), not bit for bit. A self-intersecting
+        quadrilateral (two opposite edges cross) is an error.
     categories : sequence of ids, or mapping id -> name, optional
         The categories evaluated, as the ground truth's ``categories`` list does for
         :func:`deteval.evaluate`; a label outside them is an error. By default, the sorted
@@ -152,7 +173,7 @@ class Evaluator:
         self,
         protocol: str = "coco",
         iou_type: str = "bbox",
-        box_format: str = "xyxy",
+        box_format: str | None = None,
         categories: Sequence | Mapping | None = None,
         compat: bool = True,
         *,
@@ -168,14 +189,19 @@ class Evaluator:
     ) -> None:
         if protocol not in PROTOCOLS:
             raise InputError("protocol", None, f"the Evaluator supports {PROTOCOLS}, not {protocol!r}")
-        if iou_type not in ("bbox", "segm"):
+        if iou_type not in ("bbox", "segm", "obb"):
             rule = (
-                f"the Evaluator evaluates 'bbox' and 'segm', not {iou_type!r}; for keypoints use "
+                f"the Evaluator evaluates 'bbox' and 'segm' (and 'obb'), not {iou_type!r}; for keypoints use "
                 "deteval.evaluate() or deteval.dask.evaluate_shards()"
             )
             raise InputError("iou_type", None, rule)
-        if box_format not in TENSOR_BOX_FORMATS:
-            raise InputError("box_format", None, f"unknown box_format {box_format!r}; choose from {TENSOR_BOX_FORMATS}")
+        if iou_type == "obb" and protocol != "coco":
+            raise InputError("iou_type", None, f"iou_type 'obb' is evaluated by the coco protocol, not {protocol!r}")
+        formats = OBB_BOX_FORMATS if iou_type == "obb" else TENSOR_BOX_FORMATS
+        box_format = formats[0] if box_format is None else box_format
+        if box_format not in formats:
+            rule = f"unknown box_format {box_format!r}; choose from {formats} (iou_type {iou_type!r})"
+            raise InputError("box_format", None, rule)
         if (rank is None) != (world_size is None):
             raise InputError("rank", None, "give both rank and world_size, or neither")
         if world_size is not None and not (0 <= rank < world_size):
@@ -278,7 +304,7 @@ class Evaluator:
         Raises
         ------
         InputError
-            Lists of different lengths, a missing key, boxes not of shape (n, 4), arrays of
+            Lists of different lengths, a missing key, boxes not of shape (n, 4) (obb: (n, 5) or (n, 8)), arrays of
             different lengths within an image, NaN or infinite values, a negative width or
             height, labels outside ``categories``, an image id given twice in the batch, or
             images with and without ``image_id`` in one evaluator; with the lvis protocol, a
@@ -329,10 +355,13 @@ class Evaluator:
             category=inverse[n_gt:],
             boxes=np.ascontiguousarray(b.dt_boxes),
             score=b.dt_scores,
-            area=xywh_area(b.dt_boxes),
+            area=default_area(b.dt_boxes, self.box_format),
             box_format="xywh",
             source="preds",
         )
+        if self.params.iou_type == "obb":  # the oriented boxes as given; the xywh boxes play no part
+            gt = dataclasses.replace(gt, boxes=np.zeros((n_gt, 4)), obb=gt.boxes)
+            dets = dataclasses.replace(dets, boxes=np.zeros((len(dets), 4)), obb=dets.boxes)
         if segm:  # masks and their areas; boxes play no part in mask IoU
             from deteval.io.masks import masks_from_segmentations
 

@@ -20,6 +20,9 @@ from deteval.types import IdTable, xywh_area
 
 # the box conventions a batch of tensors may use; files keep their own (deteval.vocabulary.FILE_BOX_FORMATS)
 TENSOR_BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+# iou_type "obb": oriented boxes (n, 5) cx cy w h angle (radians), or quadrilaterals (n, 8) x1 y1 ... x4 y4
+OBB_BOX_FORMATS = ("xywha", "poly")
+_WIDTH = {"xywha": 5, "poly": 8}
 
 
 def _is_tensor(x: Any) -> bool:
@@ -108,12 +111,13 @@ def _labels(v: Any, where: tuple[str, str], n: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _boxes(v: Any, where: tuple[str, str]) -> np.ndarray:
+def _boxes(v: Any, where: tuple[str, str], width: int = 4, box_format: str = "") -> np.ndarray:
     arr = _numeric(v, where, "boxes")
     if arr.size == 0:
-        return np.zeros((0, 4), np.float64)
-    if arr.ndim != 2 or arr.shape[1] != 4:
-        raise InputError(where[0], where[1], f"boxes must have shape (n, 4), got {arr.shape}")
+        return np.zeros((0, width), np.float64)
+    if arr.ndim != 2 or arr.shape[1] != width:
+        fmt = f" with box_format {box_format!r}" if width != 4 else ""
+        raise InputError(where[0], where[1], f"boxes must have shape (n, {width}){fmt}, got {arr.shape}")
     return arr
 
 
@@ -149,13 +153,13 @@ def _to_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:
 class Batch:
     image_ids: list  # per image: int, str or None
     gt_image: np.ndarray
-    gt_boxes: np.ndarray  # xywh
+    gt_boxes: np.ndarray  # xywh; as given for the oriented formats (n, 5) or (n, 8)
     gt_labels: np.ndarray
     gt_crowd: np.ndarray
     gt_area: np.ndarray
     gt_ignore: np.ndarray
     dt_image: np.ndarray
-    dt_boxes: np.ndarray  # xywh
+    dt_boxes: np.ndarray  # xywh; as given for the oriented formats
     dt_scores: np.ndarray
     dt_labels: np.ndarray
 
@@ -182,7 +186,10 @@ def first_bad(bad: np.ndarray, image_of_row: np.ndarray) -> tuple[int, int]:
 
 
 def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
+    """A batch's flat columns; ``box_format`` one of TENSOR_BOX_FORMATS (boxes become xywh) or
+    OBB_BOX_FORMATS (kept as given; default GT area ``w*h`` or the quadrilateral's shoelace area)."""
     n_img = len(preds)
+    width = _WIDTH.get(box_format, 4)
     raw: list = []
     for i, (p, t) in enumerate(zip(preds, target)):
         for name, d, keys in (("preds", p, _PRED_KEYS), ("target", t, _TARGET_KEYS)):
@@ -210,11 +217,11 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         image_ids.append(iid)
         if iid is not None:
             wp, wt = (wp[0], f"{wp[1]} (image_id={iid!r})"), (wt[0], f"{wt[1]} (image_id={iid!r})")
-        pb = _boxes(pb, wp)
+        pb = _boxes(pb, wp, width, box_format)
         per["pb"].append(pb)
         per["ps"].append(_vector(ps, wp, "scores", len(pb)))
         per["pl"].append(_labels(pl, wp, len(pb)))
-        tb = _boxes(tb, wt)
+        tb = _boxes(tb, wt, width, box_format)
         per["tb"].append(tb)
         per["tl"].append(_labels(tl, wt, len(tb)))
         per["tc"].append(None if tc is None else _vector(tc, wt, "iscrowd", len(tb), "iub"))
@@ -239,7 +246,7 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
             return np.zeros((0, width) if width else 0, np.float64)
         return np.concatenate(parts).astype(np.float64, copy=False)
 
-    dt_raw, gt_raw = floats(per["pb"], 4), floats(per["tb"], 4)
+    dt_raw, gt_raw = floats(per["pb"], width), floats(per["tb"], width)
     dt_scores = floats(per["ps"], None)
     for kind, arr, rows, key in (
         ("preds", dt_raw, dt_image, "boxes"),
@@ -250,13 +257,22 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         if bad.any():
             src, rec, j = where(kind, rows, bad)
             raise InputError(src, rec, f"{key}[{j}] is not finite: {arr[np.argmax(bad)].tolist()}")
-    dt_boxes, gt_boxes = _to_xywh(dt_raw, box_format), _to_xywh(gt_raw, box_format)
+    if box_format in OBB_BOX_FORMATS:
+        dt_boxes, gt_boxes = dt_raw, gt_raw
+    else:
+        dt_boxes, gt_boxes = _to_xywh(dt_raw, box_format), _to_xywh(gt_raw, box_format)
     for kind, box, raw_box, rows in (("preds", dt_boxes, dt_raw, dt_image), ("target", gt_boxes, gt_raw, gt_image)):
-        bad = (box[:, 2] < 0) | (box[:, 3] < 0)
+        if box_format == "poly":
+            from deteval.geometry.quads import is_simple_quad
+
+            bad = ~is_simple_quad(box) if len(box) else np.zeros(0, bool)
+            what = "is self-intersecting (two opposite edges cross): not a polygon"
+        else:
+            bad = (box[:, 2] < 0) | (box[:, 3] < 0)
+            what = f"has a negative width or height as {box_format}"
         if bad.any():
             src, rec, j = where(kind, rows, bad)
-            rule = f"boxes[{j}] = {raw_box[np.argmax(bad)].tolist()} has a negative width or height as {box_format}"
-            raise InputError(src, rec, rule)
+            raise InputError(src, rec, f"boxes[{j}] = {raw_box[np.argmax(bad)].tolist()} {what}")
 
     labels = per["pl"] + per["tl"]
     kinds = {a.dtype.kind for a in labels if len(a)}
@@ -271,7 +287,7 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
 
     gt_crowd = _optional(per["tc"], n_gt, bool)
     gt_ignore = _optional(per["ti"], n_gt, bool)
-    gt_area = xywh_area(gt_boxes)  # torchmetrics' and load_coco_gt's default
+    gt_area = default_area(gt_boxes, box_format)
     given = [a is not None for a in per["ta"]]
     if any(given):
         has = np.repeat(np.array(given), n_gt)
@@ -293,6 +309,16 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         dt_scores=dt_scores,
         dt_labels=dt_labels,
     )
+
+
+def default_area(boxes: np.ndarray, box_format: str) -> np.ndarray:
+    """A box's area when none is given: ``w*h`` (torchmetrics' and load_coco_gt's default; hotcoco's for
+    oriented boxes), a quadrilateral's absolute shoelace area."""
+    if box_format == "poly":
+        from deteval.geometry.quads import quad_area
+
+        return quad_area(boxes) if len(boxes) else np.zeros(0)
+    return xywh_area(boxes)  # columns 2 and 3: w and h of xywh and xywha alike
 
 
 def _encode_masks(v: Any, where: tuple[str, str]) -> list[dict]:

@@ -161,7 +161,9 @@ class GroundTruth:
     masks: Masks | None = None  # iou_type "segm": one run-length mask per row
     keypoints: np.ndarray | None = None  # iou_type "keypoints": float64 (N, 3K), (x, y, visibility) each
     num_keypoints: np.ndarray | None = None  # float64 (N,), labelled keypoints (given, or counted)
-    obb: np.ndarray | None = None  # iou_type "obb": float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians)
+    # iou_type "obb": float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians), or (N, 8) quadrilaterals
+    # (the Evaluator's box_format "poly")
+    obb: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.image)
@@ -182,7 +184,7 @@ class Detections:
     masks: Masks | None = None  # iou_type "segm": one run-length mask per row
     mask_area: np.ndarray | None = None  # float64 (N,), pixels of each mask (``area`` may be the box's)
     keypoints: np.ndarray | None = None  # float64 (N, 3K)
-    obb: np.ndarray | None = None  # float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians)
+    obb: np.ndarray | None = None  # float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians), or (N, 8)
     # the -inf scores were NaN in the input (no input score was -inf): they rank last, and results show NaN
     nan_scores: bool = False
 

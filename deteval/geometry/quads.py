@@ -57,8 +57,9 @@ import numpy as np
 from deteval.jit import njit
 
 __all__ = [
-    "convex_quad_intersection", "convex_quad_iou", "devkit_prefilter", "dota_iou_matrix", "is_simple_quad",
-    "quad_area", "quad_iou", "quad_iou_in", "quad_iou_matrix", "quad_work",
+    "convex_quad_intersection", "convex_quad_intersection_in", "convex_quad_iou", "convex_work", "devkit_prefilter",
+    "dota_iou_matrix", "is_simple_quad", "quad_area", "quad_areas_in", "quad_iou", "quad_iou_in", "quad_iou_matrix",
+    "quad_work",
 ]  # fmt: skip
 
 # vertices of a clipped polygon: each clip by one edge's line gives at most 2 points per input edge (in exact
@@ -203,11 +204,23 @@ def _pieces(xs, ys, area2, px, py, nv, sign):  # pragma: no cover - numba
 @njit(cache=True, nogil=True)
 def _convex_areas(p, q):  # pragma: no cover - numba
     """(intersection area, twice the signed area of p, of q) of two convex quadrilaterals, either vertex order."""
+    return _convex_areas_in(p, q, convex_work())
+
+
+@njit(cache=True, nogil=True)
+def convex_work():  # pragma: no cover - numba
+    """Scratch arrays for :func:`convex_quad_intersection_in`: one per thread, reused for every pair."""
+    return np.empty((4, 4)), np.empty((4, _BUF))
+
+
+@njit(cache=True, inline="always")
+def _convex_areas_in(p, q, work):  # pragma: no cover - numba
+    small, big = work
     ox, oy = p[0], p[1]  # measured near the polygons: no cancellation against the origin
-    xs = np.empty(4)
-    ys = np.empty(4)
-    cx = np.empty(4)
-    cy = np.empty(4)
+    xs = small[0]
+    ys = small[1]
+    cx = small[2]
+    cy = small[3]
     ap = _load(p, ox, oy, xs, ys)
     aq = _load(q, ox, oy, cx, cy)
     if ap < 0.0:
@@ -218,8 +231,14 @@ def _convex_areas(p, q):  # pragma: no cover - numba
         cy[0], cy[1], cy[2], cy[3] = cy[3], cy[2], cy[1], cy[0]
     inter = 0.0
     if ap != 0.0 and aq != 0.0:
-        inter = _clip_area(xs, ys, 4, cx, cy, 4, np.empty(_BUF), np.empty(_BUF), np.empty(_BUF), np.empty(_BUF))
+        inter = _clip_area(xs, ys, 4, cx, cy, 4, big[0], big[1], big[2], big[3])
     return inter, ap, aq
+
+
+@njit(cache=True, nogil=True)
+def convex_quad_intersection_in(p, q, work):  # pragma: no cover - numba
+    """:func:`convex_quad_intersection` with the scratch arrays of :func:`convex_work` (no allocation per pair)."""
+    return _convex_areas_in(p, q, work)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -240,7 +259,8 @@ def convex_quad_iou(p, q):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+def _quad_areas(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+    """(the devkit's intersection integral, twice the signed area of p, of q) of two quadrilaterals."""
     ox, oy = p[0], p[1]
     xs = scratch[0]
     ys = scratch[1]
@@ -254,6 +274,12 @@ def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pra
             a = _clip_area(pp_x[i], pp_y[i], pnv[i], qp_x[j], qp_y[j], qnv[j], scratch[2], scratch[3], scratch[4],
                            scratch[5])  # fmt: skip
             inter += psg[i] * qsg[j] * a
+    return inter, ap, aq
+
+
+@njit(cache=True, nogil=True)
+def _quad_iou(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg):  # pragma: no cover - numba
+    inter, ap, aq = _quad_areas(p, q, scratch, pp_x, pp_y, qp_x, qp_y, pnv, qnv, psg, qsg)
     union = 0.5 * (abs(ap) + abs(aq)) - inter
     if union == 0.0:  # IEEE division, as the devkit's C++ (numba would raise)
         return np.nan if inter == 0.0 else np.inf * inter
@@ -271,6 +297,16 @@ def quad_iou_in(p, q, work):  # pragma: no cover - numba
     """:func:`quad_iou` with the scratch arrays of :func:`quad_work` (no allocation per pair)."""
     scratch, pieces, nv, sign = work
     return _quad_iou(p, q, scratch, pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0], sign[1])
+
+
+@njit(cache=True, nogil=True)
+def quad_areas_in(p, q, work):  # pragma: no cover - numba
+    """(intersection area, |area of p|, |area of q|) of two quadrilaterals with :func:`quad_iou`'s meaning
+    (exact for simple ones, convex or not), with the scratch arrays of :func:`quad_work`."""
+    scratch, pieces, nv, sign = work
+    inter, ap, aq = _quad_areas(p, q, scratch, pieces[0], pieces[1], pieces[2], pieces[3], nv[0], nv[1], sign[0],
+                                sign[1])  # fmt: skip
+    return inter, 0.5 * abs(ap), 0.5 * abs(aq)
 
 
 @njit(cache=True, nogil=True)

@@ -36,8 +36,8 @@ from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
-_FAST_GT = ("bbox", "segm")  # the iou types whose ground truth the scanner reads
-_FAST_RESULTS = ("bbox", "segm")  # and whose results
+_FAST_GT = ("bbox", "segm", "obb")  # the iou types whose ground truth the scanner reads
+_FAST_RESULTS = ("bbox", "segm", "obb")  # and whose results
 
 
 def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False) -> GroundTruth:
@@ -179,7 +179,7 @@ def gt_from_scan(
     from deteval.io.scan.gt import parse_gt_columns
     from deteval.io.scan.gt_segm import gt_masks
 
-    cols = parse_gt_columns(raw, segm=iou_type == "segm")
+    cols = parse_gt_columns(raw, segm=iou_type == "segm", obb=iou_type == "obb")
     if cols is None:
         return None
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
@@ -209,6 +209,8 @@ def gt_from_scan(
         has_crowd=an["has_iscrowd"],
         lvis_found=cols["lvis_found"],
     )
+    if iou_type == "obb":
+        columns.obb = an["obb"]
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's
         columns.segmentations = lambda kept, h, w: gt_masks(an["segmentation"], h, w) if len(kept) == n else None
@@ -246,8 +248,9 @@ def scan_results(raw: bytes, iou_type: str) -> dict | None:
 
 
 def _mask_mode(iou_type: str) -> str:
-    """What the results scanner does with masks: read them for mask evaluation, else skip them."""
-    return "read" if iou_type == "segm" else "skip"
+    """What the results scanner does with masks: read them for mask evaluation, else skip them; oriented boxes
+    are read in their own mode."""
+    return "read" if iou_type == "segm" else ("obb" if iou_type == "obb" else "skip")
 
 
 def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
@@ -268,6 +271,8 @@ def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: s
     if not (img_found.all() and cat_found.all()):
         return None  # an error, or a warning: the general reader's
     boxes, has_bbox, masks = cols["bbox"], cols["has_bbox"], cols.get("masks")
+    if iou_type == "obb":  # the scanner's "bbox" holds the oriented boxes (N, 5); negative sizes are accepted
+        return detections_from_columns(name, image, category, cols["score"], "obb", None, obb=boxes)
     if ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
         return None
     branch = "bbox"

@@ -130,9 +130,13 @@ def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> n
 
         return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), gt.crowd, _need(dets, "masks", "segm"))
     if params.iou_type == "obb":
-        from deteval.geometry.obb import obb_iou_blocks
+        from deteval.geometry.obb import obb_iou_blocks, poly_iou_blocks
 
-        return obb_iou_blocks(*blocks, _need(gt, "obb", "obb"), gt.crowd, _need(dets, "obb", "obb"))
+        gt_obb, dt_obb = _need(gt, "obb", "obb"), _need(dets, "obb", "obb")
+        if gt_obb.shape[1] != dt_obb.shape[1]:
+            raise InputError(dets.source, None, "oriented boxes (N, 5) and quadrilaterals (N, 8) mixed")
+        blocks_of = poly_iou_blocks if gt_obb.shape[1] == 8 else obb_iou_blocks  # the Evaluator's box_format "poly"
+        return blocks_of(*blocks, gt_obb, gt.crowd, dt_obb)
     from deteval.geometry.keypoints import oks_blocks
 
     gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")

@@ -25,7 +25,8 @@ from deteval.jit import njit
 from deteval.types import xywh_area
 
 # How a known key's value is read (anything else declines the file)
-_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM, _V_SEEN = 0, 1, 2, 3, 4, 5, 6  # _V_SEEN: skipped, but noted
+# _V_SEEN: skipped, but noted; _V_OBB: an oriented box, 5 numbers
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM, _V_SEEN, _V_OBB = 0, 1, 2, 3, 4, 5, 6, 7
 _L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
 _LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
 _LIST_OFF = np.array([0, 6, 17, 27], np.int64)
@@ -42,7 +43,8 @@ class _Spec:
         self.col = np.array([c for _, _, c in keys], np.int64)
         self.required = sum(1 << i for i, (k, _, _) in enumerate(keys) if k in required)
         self.n_int = max([c + (2 if h == _V_STR else 1) for _, h, c in keys if h in (_V_INT, _V_FLAG, _V_STR)] + [0])
-        self.n_float = max([c + (4 if h == _V_BOX else 1) for _, h, c in keys if h in (_V_NUM, _V_BOX)] + [0])
+        width = {_V_NUM: 1, _V_BOX: 4, _V_OBB: 5}
+        self.n_float = max([c + width[h] for _, h, c in keys if h in width] + [0])
         self.index = {k: i for i, (k, _, _) in enumerate(keys)}
 
 
@@ -65,6 +67,8 @@ _GT_SPECS = (
 )
 # mask evaluation: the segmentation is read and required, the box may be missing (then the mask's extent)
 _SEGM_ANN_SPEC = _Spec([*_ANN_KEYS, ("segmentation", V_SEGM, 0)], ("id", "image_id", "category_id", "segmentation"))
+# oriented-box evaluation (hotcoco's "obb"): the oriented box is read and required, the box optional
+_OBB_ANN_SPEC = _Spec([*_ANN_KEYS, ("obb", _V_OBB, 5)], ("id", "image_id", "category_id", "obb"))
 _MIN_OBJECT_BYTES = 9  # {"id":1} and a comma
 
 
@@ -139,11 +143,11 @@ def _records(
                         else:
                             pos, nspan = read_segmentation(buf, pos, n, segm, nrec, spans, nspan)
                         count = 0
-                    elif h == _V_BOX:
+                    elif h == _V_BOX or h == _V_OBB:
                         if byte_at(buf, pos, n) != 91:
                             return 0, pos, nrec, nspan
                         pos = skip_ws(buf, pos + 1, n)
-                        count = 4
+                        count = 4 if h == _V_BOX else 5
                     for j in range(count):
                         if j > 0:
                             if byte_at(buf, pos, n) != 44:
@@ -187,7 +191,7 @@ def _records(
                             spans[nspan, 3] = pos
                             nspan += 1
                         pos = skip_ws(buf, pos, n)
-                    if h == _V_BOX:
+                    if h == _V_BOX or h == _V_OBB:
                         if byte_at(buf, pos, n) != 93:
                             return 0, pos, nrec, nspan
                         pos += 1
@@ -269,12 +273,16 @@ def _scan_gt(
             return (1 if skip_ws(buf, pos, n) == n and seen == 7 else 0), nspan
 
 
-def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool):
+def _specs(segm: bool, obb: bool) -> tuple:
+    return (_GT_SPECS[0], _SEGM_ANN_SPEC if segm else _OBB_ANN_SPEC, _GT_SPECS[2]) if segm or obb else _GT_SPECS
+
+
+def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool, obb: bool = False):
     """One scan with room for ``caps`` records per list; with ``segm`` the annotations' segmentations
     are read into (seg, parts, coords, uruns, fill), sized for the worst case (pages touched only if used)."""
     tables = []
     args: list = [buf]
-    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    specs = _specs(segm, obb)
     n = buf.size if segm else 0
     seg_arrays = (
         np.empty((caps[1] if segm else 0, 6), np.int64),
@@ -296,7 +304,7 @@ def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bo
     return status, tables, spans[:nspan], counts, seg_arrays
 
 
-def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
+def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict | None:
     """Columns of a COCO ground truth file's bytes, or ``None``.
 
     Returns ``{"images": {"id", "height", "width"}, "annotations": {"id", "image_id",
@@ -320,13 +328,17 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
     ``[[x1, y1, ...], ...]`` (at least one part, each of 6+ numbers, an even count) or RLE
     ``{"size": [h, w], "counts": ...}`` with nothing else, compressed (as the results
     scanner reads it) or uncompressed (integer runs in ``[0, 2**32)``).
+
+    ``obb`` (oriented boxes, hotcoco's ``obb``): every annotation's ``obb`` (5 numbers) is read into
+    ``annotations["obb"]`` (N, 5), the ``bbox`` may be missing; ``"has_bbox"`` and ``"has_area"`` as for
+    ``segm`` (the caller's area default is the oriented box's).
     """
     buf = np.frombuffer(raw, dtype=np.uint8)
     bound = len(raw) // _MIN_OBJECT_BYTES + 1
     guess = min(bound, len(raw) // 64 + 16)  # real records are longer: retry only when they are not
-    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm)
+    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm, obb)
     if status == 2:
-        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm)
+        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm, obb)
     if status != 1:
         return None
     floats_of = [t[1][: counts[i]] for i, t in enumerate(tables)]
@@ -340,7 +352,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
                 return None
             flat[which][slot] = v
     out = {}
-    specs = (_GT_SPECS[0], _SEGM_ANN_SPEC, _GT_SPECS[2]) if segm else _GT_SPECS
+    specs = _specs(segm, obb)
     for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), specs)):
         m = int(counts[which])
         ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
@@ -361,7 +373,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
         "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
     }
     box = ann["_floats"][:, :4].copy()
-    if segm:
+    if segm or obb:
         box[~ann["_has"]["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
     box_area = xywh_area(box)
     annotations = {
@@ -374,10 +386,13 @@ def parse_gt_columns(raw: bytes, segm: bool = False) -> dict | None:
         "has_iscrowd": ann["_has"]["iscrowd"],
         "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
     }
-    if segm:
-        m = int(counts[1])
+    if segm or obb:
         annotations["has_bbox"] = ann["_has"]["bbox"]
         annotations["has_area"] = ann["_has"]["area"]
+    if obb:
+        annotations["obb"] = ann["_floats"][:, 5:10].copy()
+    if segm:
+        m = int(counts[1])
         annotations["segmentation"] = {
             "seg": seg_arrays[0][:m],
             "parts": seg_arrays[1][:n_parts],

@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 
 from deteval.io.scan.lexer import MAX_DEPTH
-from deteval.io.scan.result_records import M_READ, MIN_RECORD_BYTES, scan_result_records
+from deteval.io.scan.result_records import M_OBB, M_READ, MIN_RECORD_BYTES, scan_result_records
 from deteval.jit import SharedTasks
 from deteval.tuning import TUNING
 
@@ -49,7 +49,8 @@ class PieceScan:
         cap = int(self.first[-1])
         self.image_id = np.empty(cap, np.int64)
         self.category_id = np.empty(cap, np.int64)
-        self.bbox = np.empty((cap, 4), np.float64)
+        self.width = 5 if mode == M_OBB else 4  # an oriented box's 5 numbers, or a box's 4
+        self.bbox = np.empty((cap, self.width), np.float64)
         self.score = np.empty(cap, np.float64)
         self.present = np.empty(cap, np.int64)
         self.rle = np.empty((cap if mode == M_READ else 0, 6), np.int64)
@@ -91,7 +92,7 @@ class PieceScan:
         if len(self.rle):
             self.rle[dst, 2:4] += lo
         s = self.spans[k][:n_spans]
-        s[:, 1] += np.where(s[:, 0] == 0, 4 * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
+        s[:, 1] += np.where(s[:, 0] == 0, self.width * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
         s[:, 2:] += lo
         self.placed_spans.append(s)
         self.nrec += n_rows

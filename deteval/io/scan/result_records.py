@@ -26,15 +26,17 @@ from deteval.io.scan.rle_text import rle_object
 from deteval.jit import njit
 
 # keys of a results record (the four read ones are bits 0-3 of a record's `seen`)
-K_IMAGE, K_CATEGORY, K_BBOX, K_SCORE, K_OTHER, K_SEGM, K_KEYPOINTS = 0, 1, 2, 3, 4, 5, 6
-# what the results scanner does with masks and keypoints: decline the file, skip them (validated), read the masks
-M_DECLINE, M_SKIP, M_READ = 0, 1, 2
+K_IMAGE, K_CATEGORY, K_BBOX, K_SCORE, K_OTHER, K_SEGM, K_KEYPOINTS, K_OBB = 0, 1, 2, 3, 4, 5, 6, 7
+# what the results scanner does with masks and keypoints: decline the file, skip them (validated), read the masks;
+# M_OBB: oriented boxes (hotcoco's "obb"), read where the box goes, 5 numbers; a bbox, mask or keypoints declines
+M_DECLINE, M_SKIP, M_READ, M_OBB = 0, 1, 2, 3
 _IMAGE_ID = np.frombuffer(b"image_id", np.uint8).copy()
 _CATEGORY_ID = np.frombuffer(b"category_id", np.uint8).copy()
 _BBOX = np.frombuffer(b"bbox", np.uint8).copy()
 _SCORE = np.frombuffer(b"score", np.uint8).copy()
 _SEGMENTATION = np.frombuffer(b"segmentation", np.uint8).copy()
 _KEYPOINTS = np.frombuffer(b"keypoints", np.uint8).copy()
+_OBB = np.frombuffer(b"obb", np.uint8).copy()
 
 
 @njit(**INLINE)
@@ -51,6 +53,8 @@ def _result_key(buf, start, length):
         return K_SEGM
     if length == 9 and same_bytes(buf, start, _KEYPOINTS):
         return K_KEYPOINTS
+    if length == 3 and same_bytes(buf, start, _OBB):
+        return K_OBB
     return K_OTHER
 
 
@@ -81,11 +85,13 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
     ``segmentation`` or ``keypoints`` key does: declines the file (``M_DECLINE``), is skipped
     (``M_SKIP``), or (``M_READ``) a segmentation is read as compressed RLE into ``rle[i]`` =
     (h, w, first char of counts, closing quote, runs, escaped) and keypoints decline. A bbox is
-    required except in ``M_READ``, where the segmentation is.
+    required except in ``M_READ``, where the segmentation is. In ``M_OBB`` an ``obb`` (5 numbers) is read
+    into ``bbox`` (N, 5) in its stead, and a ``bbox`` key declines (the general reader refuses such a result).
     """
     n = buf.size
     cap = image_id.size
     box_flat = bbox.reshape(-1)
+    width = 5 if mode == M_OBB else 4
     required = 15
     if mode == M_READ:
         required = (1 << K_IMAGE) | (1 << K_CATEGORY) | (1 << K_SCORE) | (1 << K_SEGM)
@@ -114,6 +120,10 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                 if pos < 0 or escaped:
                     return False, nrec, nspan
                 key = _result_key(buf, kstart, pos - 1 - kstart)
+            if mode == M_OBB:  # the oriented box takes the box's place; a bbox declines, below
+                key = K_BBOX if key == K_OBB else (K_SEGM if key == K_BBOX else key)
+            elif key == K_OBB:
+                key = K_OTHER
             pos = skip_ws(buf, pos, n)
             if byte_at(buf, pos, n) != 58:
                 return False, nrec, nspan
@@ -128,7 +138,7 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                     if byte_at(buf, pos, n) != 91:
                         return False, nrec, nspan
                     pos = skip_ws(buf, pos + 1, n)
-                    count = 4
+                    count = width
                 for j in range(count):
                     if j > 0:
                         if byte_at(buf, pos, n) != 44:
@@ -156,12 +166,12 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                         if nspan >= spans.shape[0]:
                             return False, nrec, nspan
                         spans[nspan, 0] = 0 if key == K_BBOX else 1
-                        spans[nspan, 1] = 4 * nrec + j if key == K_BBOX else nrec
+                        spans[nspan, 1] = width * nrec + j if key == K_BBOX else nrec
                         spans[nspan, 2] = start
                         spans[nspan, 3] = pos
                         nspan += 1
                     if key == K_BBOX:
-                        box_flat[4 * nrec + j] = v
+                        box_flat[width * nrec + j] = v
                         pos = skip_ws(buf, pos, n)
                     else:
                         score[nrec] = v

@@ -9,11 +9,11 @@ from functools import partial
 import numpy as np
 
 from deteval.io.scan.pieces import PieceScan, cut_pieces
-from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_READ, M_SKIP
+from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_OBB, M_READ, M_SKIP
 from deteval.io.scan.rle_text import masks_of
 from deteval.jit import num_threads
 
-_MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ}
+_MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ, "obb": M_OBB}
 
 
 def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
@@ -40,6 +40,8 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     read, RLE that is not plain (other keys, uncompressed counts, polygons, escapes other
     than ``\\\\``, chars outside ``'0'``-``'o'``, a negative or 19+ digit size) or that the
     general path rejects (runs that are negative, beyond 2**32 - 1 or not summing to h*w).
+    ``"obb"``: oriented-box results (hotcoco's ``obb``): every record's ``obb`` (5 numbers) is read into
+    ``"bbox"`` (N, 5); a ``bbox``, ``segmentation`` or ``keypoints`` key declines.
 
     ``raw`` may be a read-only memory map. From twice ``TUNING.piece_bytes`` on, it is scanned in pieces on threads
     (see :func:`cut_pieces`), with the same result.

@@ -62,9 +62,19 @@ def pairwise(fn, p, q):
     return np.array([fn(p[i], q[i]) for i in range(len(p))])
 
 
-def assert_close(got, ref):
-    bad = ~(np.abs(got - ref) <= RTOL * np.abs(ref) + ZERO_ATOL)
-    assert not bad.any(), (np.flatnonzero(bad)[:5], got[bad][:5], ref[bad][:5])
+def assert_close(got, ref, p=None, q=None):
+    """``got`` within the bound of ``ref`` (shapely). Given the convex pairs ``p``, ``q``: where GEOS's overlay
+    fails (test_shapely_overlay_failure_on_a_shared_edge; at most 2 pairs of a family), the exact rational IoU
+    decides instead. Which pairs meet such a failure depends on the last bits of the generated corners, and
+    NumPy's cos and sin differ there between releases (1.24 and 2.x: about 6 values in 10)."""
+    bad = np.flatnonzero(~(np.abs(got - ref) <= RTOL * np.abs(ref) + ZERO_ATOL))
+    if p is not None and 0 < len(bad) <= 2:
+        exact = [exact_iou(p[i], q[i]) for i in bad]
+        bad = [
+            i for i, e in zip(bad, exact) if not abs(Fraction(got[i]) - e) <= Fraction(RTOL) * e + Fraction(ZERO_ATOL)
+        ]
+    bad = np.asarray(bad, dtype=np.int64)
+    assert not len(bad), (bad[:5], got[bad][:5], ref[bad][:5])
 
 
 def reversed_order(q):
@@ -163,10 +173,13 @@ def test_quad_iou_matches_shapely(name):
         both = (quad_area(p) == 0) & (quad_area(q) == 0)
         assert np.array_equal(np.isnan(got), both)
         got, ref = got[~both], ref[~both]
-    assert_close(got, ref)
+    convex = name not in ("degenerate", "non_convex")  # exact_iou's domain
+    assert_close(got, ref, *((p, q) if convex else ()))
     # the same pairs with the vertex order reversed and the start vertex moved: the same IoU
     again = pairwise(quad_iou, shifted(reversed_order(q), 3), shifted(p, 2))
-    assert_close(again[~np.isnan(again)], ref[~np.isnan(again)] if name != "degenerate" else ref)
+    assert_close(
+        again[~np.isnan(again)], ref[~np.isnan(again)] if name != "degenerate" else ref, *((p, q) if convex else ())
+    )
 
 
 @pytest.mark.parametrize("name", [f for f in FAMILIES if f != "non_convex"])
@@ -175,7 +188,7 @@ def test_convex_iou_matches_shapely(name):
     p, q = family(name, rng)
     ref = np.nan_to_num(shapely_iou(p, q), nan=0.0)  # convex_quad_iou: 0 for a zero union
     got = pairwise(convex_quad_iou, p, q)
-    assert_close(got, ref)
+    assert_close(got, ref, *((p, q) if name != "degenerate" else ()))
     assert np.array_equal(quad_iou_matrix(p[:50], q[:60], convex=True)[np.arange(50), np.arange(50)], got[:50])
 
 
@@ -284,6 +297,27 @@ def test_worst_pairs_against_exact_rationals(name):
     for i in np.argsort(gap)[-8:]:
         exact = exact_iou(p[i], q[i])
         assert abs(Fraction(got[i]) - exact) <= Fraction(RTOL) * exact + Fraction(ZERO_ATOL), (i, got[i], float(exact))
+
+
+def test_shapely_overlay_failure_on_a_shared_edge():
+    """Found in CI's numba 0.57 / NumPy 1.24 environment (the shared_edge family, pair 1212 there; NumPy 2's cos and
+    sin give other last bits, hence another pair): q is p moved across one edge, so they share it up to rounding
+    (one vertex 7e-15 apart) and the exact rational IoU is 0. GEOS 3.13 and 3.14 return all of q as the
+    intersection (and p's area as the union): IoU 1. The kernels give 0 under every numba (and compiler): their
+    clip cuts only where the ends lie strictly on opposite sides, and q's vertices on the shared line are kept
+    by one test of sign; GEOS's snap-rounding overlay agrees with them."""
+    p = np.array([float.fromhex(x) for x in (
+        "0x1.52a60e8ace546p+5", "0x1.ad33a97aba4e9p+8", "-0x1.de0b9e4e96d8ep+3", "0x1.7b6e5b3194fa1p+8",
+        "0x1.78ebeafa8a48ep+3", "0x1.5cb008a9e097bp+8", "0x1.1431f86e8b4e7p+6", "0x1.8e7556f305ec3p+8")])  # fmt: skip
+    q = np.array([float.fromhex(x) for x in (
+        "0x1.f3a0b0e2182f8p+3", "0x1.cbf1fc026eb0fp+8", "-0x1.4d40c9e5edfecp+5", "0x1.9a2cadb9495c7p+8",
+        "-0x1.de0b9e4e96d92p+3", "0x1.7b6e5b3194fa1p+8", "0x1.52a60e8ace546p+5", "0x1.ad33a97aba4e9p+8")])  # fmt: skip
+    assert exact_iou(p, q) == 0
+    assert quad_iou(p, q) == quad_iou(q, p) == convex_quad_iou(p, q) == convex_quad_iou(q, p) == 0.0
+    pp, pq = shapely.Polygon(p.reshape(4, 2)), shapely.Polygon(q.reshape(4, 2))
+    assert shapely.intersection(pp, pq, grid_size=1e-12).area == 0.0
+    if pp.intersection(pq).area > 0:  # GEOS 3.13 / 3.14: the whole of q (a later GEOS may fix it)
+        assert shapely_iou(p[None], q[None])[0] == pytest.approx(1.0)
 
 
 def test_a_shapely_overlay_failure():
