@@ -44,6 +44,7 @@ class Outcomes:
     area_labels: tuple[str, ...]
     category_ids: np.ndarray  # (K,)
     category_names: tuple[str, ...]
+    match_iou: np.ndarray | None = None  # float64 (N, A, T): each match's overlap (0: none), when kept (LRP)
 
 
 @dataclass

@@ -51,6 +51,7 @@ class CocoMatches:
     npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
     ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
     nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
+    match_iou: np.ndarray | None = None  # float64 (N, A, T): each match's overlap, when params.keep_iou
 
 
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
@@ -84,8 +85,10 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     # pycocotools reads a mask result's area from its box when it has one; fixed mode uses the mask
     dt_area = dets.mask_area if params.iou_type == "segm" and not params.compat else dets.area
     state = match_groups(
-        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges
-    )
+        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges,
+        keep_iou=params.keep_iou,
+    )  # fmt: skip
+    state, match_iou = state if params.keep_iou else (state, None)
     gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
     dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
     per_group = np.diff(groups.dt_offsets)  # each group's image and category repeated: no random reads
@@ -105,6 +108,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
         ndet=ndet.astype(np.int64),
         nan_scores=dets.nan_scores,
+        match_iou=match_iou,
     )
 
 
@@ -176,6 +180,7 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
             category_names=tuple(categories.name_of(k) for k in range(len(categories)))
             if params.use_cats
             else ("all",),
+            match_iou=m.match_iou,
         ),
         precision=precision,
         recall=recall,
