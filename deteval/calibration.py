@@ -10,9 +10,10 @@ against the wheel on the shared pairs and generated datasets: ``tests/parity/tes
   ``iou_thr``, which must be one of the evaluation's thresholds (within 1e-9). A detection
   *ignored* there (matched to a crowd region, or area outside the range) is left out; every other
   one is *correct* when it is a true positive.
+* **Scores** of the counted detections must lie in [0, 1] (hotcoco 1.3.0 raises otherwise; an
+  ignored or cut detection may have any score).
 * **Bins.** ``n_bins`` equal bins over [0, 1]: a detection of score ``s`` falls in bin
-  ``min(int(s * n_bins), n_bins - 1)`` (truncation toward zero: scores below 0, and NaN, in the
-  first bin; 1 and above in the last). Bin ``i`` reports ``[i / n, (i + 1) / n)``, the mean score
+  ``min(int(s * n_bins), n_bins - 1)`` (truncated; a score of 1 in the last bin). Bin ``i`` reports ``[i / n, (i + 1) / n)``, the mean score
   (``avg_confidence``), the fraction correct (``avg_accuracy``) and the count.
 * **ECE** = ``sum_bins count / N * |accuracy - confidence|`` over the non-empty bins, **MCE** the
   largest such gap; both 0 when there is no detection. Per category: the ECE of the category's
@@ -158,7 +159,8 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     Raises
     ------
     ValueError
-        No outcomes in the result, ``n_bins < 1``, or an ``iou_thr`` the evaluation did not use.
+        No outcomes in the result, ``n_bins < 1``, an ``iou_thr`` the evaluation did not use, or a
+        counted detection's score outside [0, 1].
     """
     out = _outcomes(result)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
@@ -172,6 +174,12 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     rank = _rank_in_group(out)
     order = keep[np.lexsort((rank[keep], out.category[keep], out.image[keep]))]
     score, correct, cat = out.score[order], state[order] == 1, out.category[order]
+    outside = ~((score >= 0) & (score <= 1))
+    if outside.any():  # hotcoco 1.3.0 refuses them too: logits would all land in the end bins
+        raise ValueError(
+            f"calibration needs scores in [0, 1]; found {score[outside][0]!r} ({int(outside.sum())} of {len(score)} "
+            "counted detections outside): apply a sigmoid or softmax first"
+        )
     count, conf, acc = _bins(score, correct, n_bins)
     ece, mce = _ece_mce(count, conf, acc, len(order))
     per_category = {}
