@@ -13,8 +13,9 @@ against the wheel on the shared pairs and generated datasets: ``tests/parity/tes
 * **Scores** of the counted detections must lie in [0, 1] (hotcoco 1.3.0 raises otherwise; an
   ignored or cut detection may have any score).
 * **Bins.** ``n_bins`` equal bins over [0, 1]: a detection of score ``s`` falls in bin
-  ``min(int(s * n_bins), n_bins - 1)`` (truncated; a score of 1 in the last bin). Bin ``i`` reports ``[i / n, (i + 1) / n)``, the mean score
-  (``avg_confidence``), the fraction correct (``avg_accuracy``) and the count.
+  ``min(int(s * n_bins), n_bins - 1)`` (truncated; a score of 1 in the last bin). Bin ``i``
+  reports ``[i / n, (i + 1) / n)``, the mean score (``avg_confidence``), the fraction correct
+  (``avg_accuracy``) and the count.
 * **ECE** = ``sum_bins count / N * |accuracy - confidence|`` over the non-empty bins, **MCE** the
   largest such gap; both 0 when there is no detection. Per category: the ECE of the category's
   detections alone (categories with at least one counted detection), keyed by name, as hotcoco's
@@ -52,6 +53,9 @@ class Calibration:
     count: np.ndarray
     per_category: dict[str, float] = field(default_factory=dict)  # category name -> ECE
 
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return self.bin_lower, self.bin_upper, self.avg_confidence, self.avg_accuracy, self.count
+
     def to_dict(self) -> dict[str, Any]:
         """hotcoco's dict: ``ece``, ``mce``, ``bins`` (one dict per bin), ``per_category`` ..."""
         bins = [
@@ -62,7 +66,9 @@ class Calibration:
                 "avg_accuracy": float(a),
                 "count": int(n),
             }
-            for lo, hi, c, a, n in zip(self.bin_lower, self.bin_upper, self.avg_confidence, self.avg_accuracy, self.count)
+            for lo, hi, c, a, n in zip(
+                self.bin_lower, self.bin_upper, self.avg_confidence, self.avg_accuracy, self.count
+            )
         ]
         return {
             "ece": self.ece,
@@ -81,7 +87,7 @@ class Calibration:
             f"ECE {self.ece:.4f}  MCE {self.mce:.4f}",
             f"{'bin':>12} {'conf':>7} {'acc':>7} {'count':>8}",
         ]
-        for lo, hi, c, a, n in zip(self.bin_lower, self.bin_upper, self.avg_confidence, self.avg_accuracy, self.count):
+        for lo, hi, c, a, n in zip(*self._columns()):
             label = f"[{lo:.2f}, {hi:.2f})"
             lines.append(f"{label:>12} {c:7.3f} {a:7.3f} {int(n):8d}" if n else f"{label:>12} {'-':>7} {'-':>7} {0:8d}")
         if self.per_category and worst:
@@ -101,7 +107,9 @@ def threshold_index(iou_thrs: np.ndarray, iou_thr: float, who: str) -> int:
     """Index of ``iou_thr`` among the evaluation's thresholds (within 1e-9, as hotcoco looks it up)."""
     hit = np.flatnonzero(np.abs(np.asarray(iou_thrs, np.float64) - float(iou_thr)) < 1e-9)
     if not hit.size:
-        raise ValueError(f"{who}: IoU threshold {iou_thr:g} is not one of the evaluation's {np.asarray(iou_thrs).tolist()}")
+        raise ValueError(
+            f"{who}: IoU threshold {iou_thr:g} is not one of the evaluation's {np.asarray(iou_thrs).tolist()}"
+        )
     return int(hit[0])
 
 

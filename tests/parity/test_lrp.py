@@ -59,9 +59,7 @@ def _lrp_curve(result, category_id) -> np.ndarray:
 
 
 def assert_same_as_vernier(gt: dict, results: list[dict], iou_type: str = "bbox") -> None:
-    ref = vernier_lrp(
-        json.dumps(gt).encode(), json.dumps(results).encode(), iou=Segm() if iou_type == "segm" else None
-    )
+    ref = vernier_lrp(json.dumps(gt).encode(), json.dumps(results).encode(), iou=Segm() if iou_type == "segm" else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. results in categories without ground truth
         res = evaluate_with_ious(results, gt, iou_type=iou_type)
