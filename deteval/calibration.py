@@ -126,8 +126,9 @@ def _bins(score: np.ndarray, correct: np.ndarray, n_bins: int) -> tuple[np.ndarr
     idx = np.where(raw >= 1, np.minimum(np.trunc(np.where(raw >= 1, raw, 0)), n_bins - 1), 0).astype(np.int64)
     count = np.bincount(idx, minlength=n_bins)
     # bincount sums its weights sequentially, in array order: hotcoco's loop
-    conf = np.bincount(idx, weights=score, minlength=n_bins)
-    acc = np.bincount(idx, weights=correct.astype(np.float64), minlength=n_bins)
+    # (float64 even with no detection: bincount of nothing gives int64)
+    conf = np.bincount(idx, weights=score, minlength=n_bins).astype(np.float64)
+    acc = np.bincount(idx, weights=correct.astype(np.float64), minlength=n_bins).astype(np.float64)
     nz = count > 0
     conf[nz] /= count[nz]
     acc[nz] /= count[nz]

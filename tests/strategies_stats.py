@@ -60,7 +60,7 @@ def stats_cases(draw, segm: bool = False) -> tuple[dict, list[dict]]:
     cat_ids = draw(st.lists(st.integers(1, 90), min_size=n_cat, max_size=n_cat, unique=True))
     mode = draw(st.sampled_from(["tied", "cents", "wide", "free"]))
     tied = draw(st.sampled_from(SCORE_SETS))
-    crowd_p = draw(st.sampled_from([0.0, 0.0, 0.2]))
+    crowd_p = draw(st.sampled_from([0.0, 0.2, 0.4]))
     images, anns, dets = [], [], []
     for i in range(1, n_img + 1):
         images.append({"id": i, "width": 128, "height": 128, "file_name": f"{i}.jpg"})

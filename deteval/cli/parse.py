@@ -191,7 +191,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--tide",
         action="store_true",
         help="TIDE error breakdown (Cls, Loc, Both, Dupe, Bkg, Miss and their dAP), as tidecv 1.0.1 computes it "
-        "(coco protocol, boxes); printed, and under 'tide' in --json",
+        "(coco protocol; boxes, or masks with --iou-type segm); printed, and under 'tide' in --json",
     )
     p.add_argument(
         "--calibration",

@@ -116,9 +116,11 @@ def _tide(args: argparse.Namespace, dets: Any, gt: Any):
     by which tidecv breaks score ties)."""
     from deteval.tide import tide_from_containers
 
-    if args.protocol != "coco" or args.iou_type != "bbox":
-        raise ValueError(f"TIDE is defined for --protocol coco --iou-type bbox, not {args.protocol} {args.iou_type}")
-    return tide_from_containers(dets, gt)
+    if args.protocol != "coco" or args.iou_type not in ("bbox", "segm"):
+        raise ValueError(
+            f"TIDE is defined for --protocol coco --iou-type bbox or segm, not {args.protocol} {args.iou_type}"
+        )
+    return tide_from_containers(dets, gt, iou_type=args.iou_type)
 
 
 def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:

@@ -99,3 +99,16 @@ def test_errors():
     with pytest.raises(ValueError, match="n_bins"):
         calibration(res, n_bins=0)
     assert np.isfinite(calibration(res).ece)
+
+
+def test_no_counted_detection():
+    """Every detection on a crowd region: no detection counts, ECE and MCE 0, empty bins (as hotcoco)."""
+    gt = {
+        "images": [{"id": 1, "width": 128, "height": 128}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 10], "area": 50.0, "iscrowd": 1}],
+        "categories": [{"id": 1, "name": "a"}],
+    }
+    res = [{"image_id": 1, "category_id": 1, "bbox": [0.0, 0.0, 10.0, 10.0], "score": 0.5}]
+    assert_same_as_hotcoco(gt, res)
+    cal = calibration(deteval.evaluate(res, gt))
+    assert (cal.ece, cal.mce, cal.num_detections, cal.per_category) == (0.0, 0.0, 0, {})
