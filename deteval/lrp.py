@@ -36,6 +36,29 @@ What vernier 0.5.4 fixes (read from its docstrings and oracle, ``vernier/_lrp.py
 
 vernier sums ``1 - IoU`` in its own order and computes IoU its own way: figures agree within
 1e-12, not to the bit (see the tests).
+
+Where vernier 0.5.4 departs from the paper and from the authors' code
+---------------------------------------------------------------------
+The authors' implementation (kemaloksuz/LRP-Error, ``pycocotools/pycocotools/cocoeval.py``,
+``accumulate``) differs from vernier in three ways, and the paper's text leaves the first open:
+
+1. **Thresholds.** The authors minimise over every prefix of the class's score-sorted detections
+   (every detection's score is a candidate, ties split: a prefix may end inside a run of equal
+   scores, ``np.argmin`` taking the first, highest-score, minimum), and report that detection's
+   score as ``s*``. vernier minimises over the grid ``k / 100`` only, with ties to the largest
+   ``s``. vernier's oLRP is therefore never below the authors' and can be above it (by at most
+   what the detections between two grid points change); its ``s*`` is a grid point.
+2. **oLRP_Loc.** The authors' component is the mean ``1 - IoU`` of the true positives, without
+   the ``1 / (1 - tau)`` normalisation that LRP itself applies; vernier divides by ``1 - tau``
+   (its values are twice the authors' at ``tau`` = 0.5). oLRP_FP and oLRP_FN agree.
+3. **The oLRP_FP mean.** The authors give a class without a true positive oLRP_FP = NaN and
+   average the non-NaN values; vernier gives such a class without false positives 0 and counts it.
+
+Matching: vernier (``parity_mode="corrected"``, its default) departs from pycocotools where
+pycocotools has quirks, and deteval (``compat=True``) keeps them: a match to a ground truth of
+annotation id 0 counts as a false positive in pycocotools, as a true positive in vernier; vernier
+reads a ground truth's ``ignore`` flag and lets it absorb any number of detections as a crowd
+region does, pycocotools overwrites the flag with ``iscrowd``. Neither occurs in the test data.
 """
 
 from __future__ import annotations
