@@ -180,8 +180,12 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     state = out.state[:, a, t]
     keep = np.flatnonzero(state != 2)
     # hotcoco 1.3.0 walks its per-image records image by image (by id), then category, detections by score
-    rank = _rank_in_group(out)
-    order = keep[np.lexsort((rank[keep], out.category[keep], out.image[keep]))]
+    if _grouped(out.image, out.category, out.score):
+        order = keep
+    elif _grouped(out.category, out.image, out.score):  # the coco matching's order: a stable sort by image
+        order = keep[np.argsort(out.image[keep], kind="stable")]
+    else:
+        order = keep[np.argsort(_walk_position(out)[keep], kind="stable")]
     score, correct, cat = out.score[order], state[order] == 1, out.category[order]
     outside = ~((score >= 0) & (score <= 1))
     if outside.any():  # hotcoco 1.3.0 refuses them too: logits would all land in the end bins
@@ -192,10 +196,13 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     count, conf, acc = _bins(score, correct, n_bins)
     ece, mce = _ece_mce(count, conf, acc, len(order))
     per_category = {}
-    for k in np.unique(cat).tolist():
-        sel = cat == k
-        c_count, c_conf, c_acc = _bins(score[sel], correct[sel], n_bins)
-        per_category[out.category_names[k]] = _ece_mce(c_count, c_conf, c_acc, int(sel.sum()))[0]
+    by_cat = np.argsort(cat, kind="stable")  # each category's detections, in the walk's order
+    bounds = np.searchsorted(cat[by_cat], np.arange(len(out.category_names) + 1))
+    for k in range(len(out.category_names)):
+        sel = by_cat[bounds[k] : bounds[k + 1]]
+        if len(sel):
+            c_count, c_conf, c_acc = _bins(score[sel], correct[sel], n_bins)
+            per_category[out.category_names[k]] = _ece_mce(c_count, c_conf, c_acc, len(sel))[0]
     lo = np.arange(n_bins) / n_bins
     return Calibration(
         ece=float(ece),
@@ -212,10 +219,17 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     )
 
 
-def _rank_in_group(out: Outcomes) -> np.ndarray:
-    """Each detection's place in its (image, category) group: descending score, ties in the outcomes' order
-    (the matching's, which kept the input order)."""
+def _grouped(major: np.ndarray, minor: np.ndarray, score: np.ndarray) -> bool:
+    """Whether rows run by ``major``, then ``minor``, then descending score (O(N), no sort)."""
+    key = major.astype(np.int64) * (int(minor.max(initial=0)) + 1) + minor.astype(np.int64)
+    step = np.diff(key)
+    with np.errstate(invalid="ignore"):  # -inf - -inf (NaN scores): not grouped, sorted instead
+        return bool((step >= 0).all() and (np.diff(score)[step == 0] <= 0).all())
+
+
+def _walk_position(out: Outcomes) -> np.ndarray:
+    """Each detection's place in hotcoco's walk: image, category, descending score, ties in the outcomes' order."""
     order = np.lexsort((np.arange(len(out.score)), -out.score, out.category, out.image))
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    return rank
+    pos = np.empty(len(order), np.int64)
+    pos[order] = np.arange(len(order))
+    return pos

@@ -217,7 +217,7 @@ def optimal_lrp(result: EvalResult, iou_thr: float = 0.5, score_grid: Sequence[f
     state = out.state[:, a, t]
     keep = state != 2
     cat = out.category[keep]
-    score, tp, iou = out.score[keep], state[keep] == 1, out.match_iou[keep, a, t]
+    score, tp, iou = out.score[keep], state[keep] == 1, out.match_iou[keep, t]  # kept for area range a
     by_cat = np.argsort(cat, kind="stable")
     bounds = np.searchsorted(cat[by_cat], np.arange(len(out.category_ids) + 1))
     rows, empty = [], 0

@@ -44,7 +44,8 @@ class Outcomes:
     area_labels: tuple[str, ...]
     category_ids: np.ndarray  # (K,)
     category_names: tuple[str, ...]
-    match_iou: np.ndarray | None = None  # float64 (N, A, T): each match's overlap (0: none), when kept (LRP)
+    # float64 (N, T): each match's overlap (0: none) in the area range "all" (else the first), when kept (LRP)
+    match_iou: np.ndarray | None = None
 
 
 @dataclass

@@ -51,7 +51,7 @@ class CocoMatches:
     npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
     ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
     nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
-    match_iou: np.ndarray | None = None  # float64 (N, A, T): each match's overlap, when params.keep_iou
+    match_iou: np.ndarray | None = None  # float64 (N, T): each match's overlap in area "all", when params.keep_iou
 
 
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
@@ -86,7 +86,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     dt_area = dets.mask_area if params.iou_type == "segm" and not params.compat else dets.area
     state = match_groups(
         groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges,
-        keep_iou=params.keep_iou,
+        iou_area=(params.area_labels.index("all") if "all" in params.area_labels else 0) if params.keep_iou else None,
     )  # fmt: skip
     state, match_iou = state if params.keep_iou else (state, None)
     gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)

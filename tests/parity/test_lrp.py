@@ -47,7 +47,7 @@ def _lrp_curve(result, category_id) -> np.ndarray:
     t = int(np.flatnonzero(np.isclose(out.iou_thrs, 0.5))[0])
     st = out.state[:, 0, t]
     sel = (out.category == k) & (st != 2)
-    score, tp, iou = out.score[sel], st[sel] == 1, out.match_iou[sel, 0, t]
+    score, tp, iou = out.score[sel], st[sel] == 1, out.match_iou[sel, t]
     npos = int(out.npos[k, 0])
     vals = []
     for s in default_score_grid():
