@@ -153,7 +153,8 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     Parameters
     ----------
     result : EvalResult
-        A ``coco`` (or ``lvis``) evaluation result: its ``outcomes`` are read, nothing is re-matched.
+        A ``coco`` evaluation result: its ``outcomes`` are read, nothing is re-matched. (Other results
+        with outcomes, e.g. ``lvis``, are read the same way; only ``coco`` is checked against hotcoco.)
     n_bins : int, default 10
         Equal-width score bins over [0, 1].
     iou_thr : float, default 0.5

@@ -197,7 +197,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--calibration",
         action="store_true",
         help="confidence calibration (ECE, MCE, per bin and class) as hotcoco 1.3.0's COCOeval.calibration() "
-        "(coco and lvis protocols); printed, under 'calibration' in --json, reliability.png with --plot",
+        "(checked for the coco protocol); printed, under 'calibration' in --json, reliability.png with --plot",
     )
     p.add_argument("--cal-bins", type=int, default=10, metavar="B", help="calibration bins over [0, 1] (default 10)")
     p.add_argument(
