@@ -57,8 +57,16 @@ def test_pairs_bbox(name):
     assert_same_as_hotcoco(pair.load_gt(), pair.load_preds())
 
 
-def test_coco_fake100_segm():
-    assert_same_as_hotcoco(json.loads(FAKE100_GT.read_text()), json.loads(FAKE100_SEGM.read_text()), "segm")
+@pytest.mark.parametrize(
+    "gt_path, dt_path",
+    [
+        (FAKE100_GT, FAKE100_SEGM),
+        (DATA_DIR / "polygons3" / "gt_dataset.json", DATA_DIR / "polygons3" / "dt_dataset.json"),
+    ],
+    ids=["coco_fake100", "polygons3"],
+)
+def test_segm_pairs(gt_path, dt_path):
+    assert_same_as_hotcoco(json.loads(gt_path.read_text()), json.loads(dt_path.read_text()), "segm")
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)

@@ -92,6 +92,14 @@ def test_coco_fake100_segm():
     assert_same_as_vernier(gt, _with_boxes(json.loads(FAKE100_SEGM.read_text())), "segm")
 
 
+def test_polygons3_segm():
+    """Polygon results (they carry their box)."""
+    poly = DATA_DIR / "polygons3"
+    assert_same_as_vernier(
+        json.loads((poly / "gt_dataset.json").read_text()), json.loads((poly / "dt_dataset.json").read_text()), "segm"
+    )
+
+
 def test_coco_fake100_figures():
     """The figures of the one real pair, as vernier 0.5.4 gives them (a regression pin; the parity
     tests above run vernier itself)."""
