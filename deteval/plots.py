@@ -311,3 +311,33 @@ def plot_confusion_matrix(cm: Any, path: str | Path, normalize: str | None = "ro
     out.parent.mkdir(parents=True, exist_ok=True)
     _save(fig, Canvas, out)
     return out
+
+
+def plot_reliability(cal: Any, path: str | Path) -> Path:
+    """A reliability diagram of a :class:`~deteval.calibration.Calibration`: each bin's fraction of correct
+    detections over its mean score (bars), the gap to the diagonal, and the counts; ECE and MCE in the title."""
+    Figure, Canvas = _matplotlib()
+    fig = Figure(figsize=(6.0, 6.5))
+    ax, ax_n = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    width = cal.bin_upper - cal.bin_lower
+    centre = cal.bin_lower + width / 2
+    full = cal.count > 0
+    ax.bar(centre[full], cal.avg_accuracy[full], width=width[full], color=_COLOURS[0], edgecolor="white",
+           label="fraction correct")  # fmt: skip
+    acc, conf = cal.avg_accuracy[full], cal.avg_confidence[full]
+    ax.bar(centre[full], np.abs(conf - acc), bottom=np.minimum(acc, conf), width=width[full], fill=False,
+           hatch="//", edgecolor=_COLOURS[3], label="gap to the mean score")  # fmt: skip
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("fraction correct")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(f"Reliability (IoU {cal.iou_thr:g}): ECE {cal.ece:.4f}, MCE {cal.mce:.4f}", fontsize=10)
+    ax_n.bar(centre, cal.count, width=width, color=_COLOURS[0], edgecolor="white")
+    ax_n.set_xlabel("score")
+    ax_n.set_ylabel("detections")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out

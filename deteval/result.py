@@ -44,6 +44,8 @@ class Outcomes:
     area_labels: tuple[str, ...]
     category_ids: np.ndarray  # (K,)
     category_names: tuple[str, ...]
+    # float64 (N, T): each match's overlap (0: none) in the area range "all" (else the first), when kept (LRP)
+    match_iou: np.ndarray | None = None
 
 
 @dataclass

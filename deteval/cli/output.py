@@ -175,7 +175,7 @@ def write_files(args: argparse.Namespace, result: EvalResult, extras: Extras, pr
         if args.plot:
             flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
-                _write_plots(args, result, extras.confusion, staging.directory(target))
+                _write_plots(args, result, extras.confusion, staging.directory(target), extras.calibration)
         staging.commit()
     except OSError as exc:
         # the message reads "cannot write PATH: REASON", PATH the user's (not a temporary's)
@@ -194,6 +194,9 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
     texts = {}
     if args.json:
         payload = result.to_dict() | ({"tide": extras.tide.to_dict()} if extras.tide is not None else {})
+        for key in ("calibration", "lrp"):
+            if getattr(extras, key, None) is not None:
+                payload[key] = getattr(extras, key).to_dict()
         texts["json"] = json.dumps(jsonable(payload), indent=2) + "\n"
     if args.csv or args.markdown:
         from deteval.report import per_class_csv, per_class_markdown
@@ -220,7 +223,7 @@ def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> N
         )
 
 
-def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: Path) -> None:
+def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: Path, calibration=None) -> None:
     from deteval import plots
     from deteval.curves import default_iou
     from deteval.result import CocoResult
@@ -238,6 +241,8 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
         )
     if confusion is not None:
         plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
+    if calibration is not None:
+        plots.plot_reliability(calibration, out / "reliability.png")
 
 
 def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, out=None) -> None:
@@ -262,3 +267,7 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
     if extras.tide is not None:
         print(file=out)
         print(extras.tide.summary(), file=out)
+    for key in ("calibration", "lrp"):
+        if getattr(extras, key, None) is not None:
+            print(file=out)
+            print(getattr(extras, key).format_table(), file=out)

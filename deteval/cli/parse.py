@@ -191,7 +191,27 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--tide",
         action="store_true",
         help="TIDE error breakdown (Cls, Loc, Both, Dupe, Bkg, Miss and their dAP), as tidecv 1.0.1 computes it "
-        "(coco protocol, boxes); printed, and under 'tide' in --json",
+        "(coco protocol; boxes, or masks with --iou-type segm); printed, and under 'tide' in --json",
+    )
+    p.add_argument(
+        "--calibration",
+        action="store_true",
+        help="confidence calibration (ECE, MCE, per bin and class) as hotcoco 1.3.0's COCOeval.calibration() "
+        "(checked for the coco protocol); printed, under 'calibration' in --json, reliability.png with --plot",
+    )
+    p.add_argument("--cal-bins", type=int, default=10, metavar="B", help="calibration bins over [0, 1] (default 10)")
+    p.add_argument(
+        "--cal-iou-thr",
+        type=_finite_float,
+        default=0.5,
+        metavar="T",
+        help="the IoU of a correct detection in --calibration: one of the evaluated thresholds (default .50)",
+    )
+    p.add_argument(
+        "--lrp",
+        action="store_true",
+        help="optimal LRP (oLRP, its Loc/FP/FN components and each class's optimal score threshold) as vernier "
+        "0.5.4 computes it, at IoU .50 (coco protocol); printed, and under 'lrp' in --json",
     )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(

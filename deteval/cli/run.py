@@ -24,6 +24,8 @@ class Extras:
     score_thr: str | None = None  # --score-thr's table
     confusion: Any = None  # --confusion's ConfusionMatrix
     tide: Any = None  # --tide's TideResult
+    calibration: Any = None  # --calibration's Calibration
+    lrp: Any = None  # --lrp's LrpResult
 
 
 @contextmanager
@@ -51,6 +53,12 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
             # the protocol names the parameter; the value came from the user's file: say which
             raise InputError(preset.source, exc.source, exc.rule) from None
         raise
+    if getattr(args, "lrp", False):
+        if args.protocol != "coco":
+            raise InputError("--lrp", None, f"optimal LRP is defined for --protocol coco, not {args.protocol}")
+        import dataclasses
+
+        params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
     progress.stage("loading")
     dets, gt = proto.load(args.preds, args.gt, params)
     progress.stage("evaluating")
@@ -77,6 +85,16 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
         progress.stage("TIDE")
         with flag_errors("--tide"):
             extras.tide = _tide(args, dets, gt)
+    if getattr(args, "calibration", False):
+        from deteval.calibration import calibration
+
+        with flag_errors("--calibration"):
+            extras.calibration = calibration(result, n_bins=args.cal_bins, iou_thr=args.cal_iou_thr)
+    if getattr(args, "lrp", False):
+        from deteval.lrp import optimal_lrp
+
+        with flag_errors("--lrp"):
+            extras.lrp = optimal_lrp(result)
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)
@@ -98,9 +116,11 @@ def _tide(args: argparse.Namespace, dets: Any, gt: Any):
     by which tidecv breaks score ties)."""
     from deteval.tide import tide_from_containers
 
-    if args.protocol != "coco" or args.iou_type != "bbox":
-        raise ValueError(f"TIDE is defined for --protocol coco --iou-type bbox, not {args.protocol} {args.iou_type}")
-    return tide_from_containers(dets, gt)
+    if args.protocol != "coco" or args.iou_type not in ("bbox", "segm"):
+        raise ValueError(
+            f"TIDE is defined for --protocol coco --iou-type bbox or segm, not {args.protocol} {args.iou_type}"
+        )
+    return tide_from_containers(dets, gt, iou_type=args.iou_type)
 
 
 def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:

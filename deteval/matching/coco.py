@@ -32,8 +32,11 @@ def _match_kernel(
     area_lo,
     area_hi,
     out,
+    out_iou,
+    iou_area,
 ):  # pragma: no cover - numba
     n_area, n_thr = len(area_lo), len(iou_thrs)
+    keep_iou = out_iou.shape[0] > 0  # the overlap of each match in area range iou_area, for LRP; or a (0, 0) array
     max_ng = max_nd = max_pairs = 0
     for grp in range(lo_grp, hi_grp):
         max_ng = max(max_ng, gt_off[grp + 1] - gt_off[grp])
@@ -127,6 +130,8 @@ def _match_kernel(
                         taken[tk + m] = True
                     if not counts and outside:
                         ignored = True
+                    if keep_iou and a == iou_area:
+                        out_iou[d0 + d, t] = best if m > -1 else 0.0
                     if ignored:
                         out[d0 + d, a, t] = IGNORED
                     elif counts:
@@ -148,7 +153,8 @@ def match_groups(
     dt_area: np.ndarray,
     iou_thrs: np.ndarray,
     area_ranges: np.ndarray,
-) -> np.ndarray:
+    iou_area: int | None = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Match every group's detections to its ground truth, COCO's way.
 
     Parameters
@@ -174,13 +180,17 @@ def match_groups(
     Returns
     -------
     int8 array (len(groups.dt_rows), A, T) of ``FP``/``TP``/``IGNORED``,
-    row ``i`` for detection ``groups.dt_rows[i]``.
+    row ``i`` for detection ``groups.dt_rows[i]``. With ``iou_area`` (an area range's index), also a
+    float64 array (N, T) holding the overlap of each detection's match in that area range (0 where it
+    matched nothing): the localisation error LRP reads.
     """
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
     # per-row attributes gathered into group order once: the kernel then reads them sequentially
     gt, dt = groups.gt_rows, groups.dt_rows
     pair_off = groups.pair_offsets()
     out = np.empty((len(dt), len(area_ranges), len(iou_thrs)), np.int8)
+    keep_iou = iou_area is not None
+    out_iou = np.empty((len(dt), len(iou_thrs)) if keep_iou else (0, 0))
     run_chunks(
         _match_kernel, len(groups.gt_offsets) - 1, np.diff(pair_off) + np.diff(groups.dt_offsets),
         groups.gt_offsets, groups.dt_offsets, pair_off,
@@ -190,6 +200,6 @@ def match_groups(
         np.asarray(dt_area, np.float64)[dt],
         np.ascontiguousarray(iou_thrs, np.float64),
         np.ascontiguousarray(area_ranges[:, 0]), np.ascontiguousarray(area_ranges[:, 1]),
-        out,
+        out, out_iou, -1 if iou_area is None else int(iou_area),
     )  # fmt: skip
-    return out
+    return (out, out_iou) if keep_iou else out

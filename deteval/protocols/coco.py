@@ -53,6 +53,7 @@ class CocoMatches:
     npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
     ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
     nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
+    match_iou: np.ndarray | None = None  # float64 (N, T): each match's overlap in area "all", when params.keep_iou
 
 
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
@@ -88,8 +89,10 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     # pycocotools reads a mask result's area from its box when it has one; fixed mode uses the mask
     dt_area = dets.mask_area if params.iou_type == "segm" and not params.compat else dets.area
     state = match_groups(
-        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges
-    )
+        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges,
+        iou_area=(params.area_labels.index("all") if "all" in params.area_labels else 0) if params.keep_iou else None,
+    )  # fmt: skip
+    state, match_iou = state if params.keep_iou else (state, None)
     gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
     dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
     per_group = np.diff(groups.dt_offsets)  # each group's image and category repeated: no random reads
@@ -109,6 +112,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
         ndet=ndet.astype(np.int64),
         nan_scores=dets.nan_scores,
+        match_iou=match_iou,
     )
 
 
@@ -167,6 +171,7 @@ def outcomes_of(
         area_labels=area_labels,
         category_ids=categories.ids if use_cats else np.array([-1]),
         category_names=tuple(categories.name_of(k) for k in range(len(categories))) if use_cats else ("all",),
+        match_iou=m.match_iou,
     )
 
 

@@ -34,6 +34,7 @@ class CocoParams:
     compat: bool = True
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
     strict: bool = False  # loading: what pycocotools scores and deteval warns about is an error instead
+    keep_iou: bool = False  # matching also keeps each match's overlap (CocoMatches.match_iou), for LRP
 
     def to_dict(self) -> dict:
         return {

@@ -1,8 +1,19 @@
-"""TIDE error breakdown (Bolya et al., ECCV 2020), reproducing ``tidecv`` 1.0.1 (bbox mode).
+"""TIDE error breakdown (Bolya et al., ECCV 2020), reproducing ``tidecv`` 1.0.1 (box and mask modes).
 
 ``tide_errors(dets, gt)`` runs what ``TIDE().evaluate(gt, preds, mode=TIDE.BOX)`` followed by
 ``summarize()`` computes, with the same numbers (bit for bit on the same Python: see "Sums"),
-from deteval's containers and with numba kernels instead of per-detection Python.
+from deteval's containers and with numba kernels instead of per-detection Python;
+``iou_type="segm"`` is ``mode=TIDE.MASK``: the same rules over masks.
+
+Masks (tidecv's mask mode)
+--------------------------
+Every overlap below is then pycocotools' mask IoU of RLEs (``mask.iou``, computed by
+:mod:`deteval.geometry.masks`), and an ignore region's is its crowd IoU (intersection over the
+detection's mask area). Ground truth masks are what tidecv's COCO loader builds (polygons merged
+into one RLE at the image's size, as pycocotools' ``annToRLE``; deteval's segm loader reads them
+the same way); result masks are the results' RLEs (tidecv passes polygon results to ``mask.iou``
+unconverted, which is not a mask comparison: deteval converts them, as pycocotools' ``loadRes``).
+Boxes are not read in this mode.
 
 What tidecv does (read from its source; ``PROTOCOLS.md`` §5.3)
 ---------------------------------------------------------------
@@ -125,8 +136,8 @@ def tide_errors(
     ap_thresholds : sequence of floats, or True, optional
         Also give the AP at each of these IoU thresholds (``True``: ``.50:.05:.95``, tidecv's
         ``evaluate_range``), in ``result.ap_by_threshold`` and their mean in ``result.ap_range``.
-    iou_type : "bbox"
-        Only boxes are supported.
+    iou_type : "bbox" or "segm"
+        Boxes (tidecv's ``TIDE.BOX``) or masks (``TIDE.MASK``: both files need segmentations).
     name : str, optional
         The run's name in the summary (default: the results file's name, as tidecv).
 
@@ -139,12 +150,12 @@ def tide_errors(
     Raises
     ------
     ValueError
-        A non-bbox ``iou_type``, containers that do not belong together, non-finite boxes or
+        An ``iou_type`` other than bbox or segm, containers that do not belong together, non-finite boxes or
         scores, negative box sizes, thresholds outside ``0 <= bg_thr <= iou_thr <= 1``,
         ``iou_thr == 0``, ``max_dets < 1``, or an ``image_order`` that is not the image list.
     """
-    if iou_type != "bbox":
-        raise ValueError(f"TIDE supports bbox only (iou_type='bbox'), got iou_type={iou_type!r}")
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"TIDE supports iou_type 'bbox' and 'segm' (tidecv's box and mask modes), got {iou_type!r}")
     gt_loaded, order = gt, image_order
     if not isinstance(gt, GroundTruth):
         if isinstance(gt, Detections):
@@ -153,7 +164,7 @@ def tide_errors(
         from deteval.io.json_source import read_json
 
         data, src = read_json(gt, "ground truth")
-        gt_loaded = load_coco_gt(data, iou_type="bbox")
+        gt_loaded = load_coco_gt(data, iou_type=iou_type)
         if isinstance(data, dict) and isinstance(data.get("images"), list) and order is None:
             order = [im["id"] for im in data["images"]]
         gt_loaded = _with_source(gt_loaded, src)
@@ -163,7 +174,7 @@ def tide_errors(
     if not isinstance(dets, Detections):
         from deteval.io.coco import load_coco_results
 
-        dets_loaded = load_coco_results(dets, gt_loaded, iou_type="bbox")
+        dets_loaded = load_coco_results(dets, gt_loaded, iou_type=iou_type)
     return tide_from_containers(
         dets_loaded,
         gt_loaded,
@@ -173,6 +184,7 @@ def tide_errors(
         image_order=order,
         ap_thresholds=ap_thresholds,
         name=name if name is not None else _run_name(dets, dets_loaded.source),
+        iou_type=iou_type,
     )
 
 
@@ -187,6 +199,7 @@ def tide_from_containers(
     image_order: Sequence | None = None,
     ap_thresholds: Sequence[float] | bool | None = None,
     name: str | None = None,
+    iou_type: str = "bbox",
 ) -> TideResult:
     """TIDE of already-loaded containers, with no file read: :func:`tide_errors`' numbers, bit for bit,
     when the image order is tidecv's.
@@ -198,7 +211,8 @@ def tide_from_containers(
     file's list) when the loader kept it; ascending image id. Detections are read in their input
     order (it breaks ties within an image) and ground truth in row order, as the loaders keep them.
 
-    Parameters as :func:`tide_errors`; ``name`` defaults to the detections' source file name.
+    Parameters as :func:`tide_errors`; ``name`` defaults to the detections' source file name;
+    ``iou_type="segm"`` needs containers loaded with their masks (``iou_type="segm"``).
 
     Raises
     ------
@@ -227,6 +241,7 @@ def tide_from_containers(
         image_order=image_order,
         ap_thresholds=ap_thresholds,
         name=name if name is not None else _run_name(None, dets.source),
+        iou_type=iou_type,
     )
 
 

@@ -17,8 +17,13 @@ NO_ERROR = -1
 _NO_SCORES = np.zeros(0)  # the curve is read point by point: no tie blocks, no scores
 
 
-def image_pass(d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg):
+def image_pass(d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, overlaps=None):
     """Match, apply ignore regions and classify every false or ignored detection, image by image.
+
+    ``overlaps``: ``None`` (box IoU from the boxes), or precomputed overlaps (tidecv's mask mode)
+    as ``(iou, iou_off, crowd_iou, crowd_off)``: per image, its ``D x G`` IoU block (row-major, at
+    ``iou_off[image]``) and its ``D x C`` block of overlaps with the ignore regions (intersection
+    over the detection's area, at ``crowd_off[image]``).
 
     Detections come image by image (CSR ``d_off``) in descending score, ties in input order, already
     cut to max_dets; ground truth (``g_off``, non-crowd) and ignore regions (``c_off``, crowd) in
@@ -41,38 +46,87 @@ def image_pass(d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_
     err = np.full(n_det, NO_ERROR, np.int8)
     target = np.full(n_det, -1, np.int64)
     gt_used = np.zeros(g_box.shape[0], np.bool_)
+    if overlaps is None:  # empty arrays: the kernel computes box IoU
+        empty = np.zeros(0, np.float64)
+        overlaps = (empty, np.zeros(0, np.int64), empty, np.zeros(0, np.int64))
     # images are independent: ranges of them run on threads (run_chunks runs small inputs inline)
     cost = np.diff(d_off) * (np.diff(g_off) + 1) if len(d_off) > 1 else None
     run_chunks(
         _images, len(d_off) - 1, cost,
         d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used,
+        *overlaps,
     )  # fmt: skip
     return state, err, target, gt_used
 
 
 @njit(cache=True, nogil=True)
 def _images(
-    lo, hi, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used
+    lo,
+    hi,
+    d_off,
+    d_box,
+    d_cls,
+    g_off,
+    g_box,
+    g_cls,
+    c_off,
+    c_box,
+    c_cls,
+    c_wild,
+    pos,
+    bg,
+    state,
+    err,
+    target,
+    gt_used,
+    pre,
+    pre_off,
+    pre_c,
+    pre_c_off,
 ):  # pragma: no cover - numba
     for im in range(lo, hi):
         _one_image(
             im, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off,
-            c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used,
+            c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used, pre, pre_off, pre_c, pre_c_off,
         )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
 def _one_image(
-    im, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off, c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used
+    im,
+    d_off,
+    d_box,
+    d_cls,
+    g_off,
+    g_box,
+    g_cls,
+    c_off,
+    c_box,
+    c_cls,
+    c_wild,
+    pos,
+    bg,
+    state,
+    err,
+    target,
+    gt_used,
+    pre,
+    pre_off,
+    pre_c,
+    pre_c_off,
 ):  # pragma: no cover - numba
     ds, nd = d_off[im], d_off[im + 1] - d_off[im]
     gs, ng = g_off[im], g_off[im + 1] - g_off[im]
     if nd == 0:
         return
+    given = len(pre_off) > 0  # precomputed overlaps (masks), else box IoU
     iou = np.empty((nd, ng))
     for d in range(nd):
         db = d_box[ds + d]
         for g in range(ng):
+            if given:
+                iou[d, g] = pre[pre_off[im] + d * ng + g]
+                continue
             gb = g_box[gs + g]
             iou[d, g] = iou_xywh(db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], False)
     for d in range(nd):
@@ -85,13 +139,18 @@ def _one_image(
         if best >= 0 and best_v >= pos:  # pos > 0: a zero row never matches, as in tidecv
             state[ds + d] = TP
             gt_used[gs + best] = True
+    nc = c_off[im + 1] - c_off[im]
     for c in range(c_off[im], c_off[im + 1]):
         cb = c_box[c]
         for d in range(nd):
             if state[ds + d] == TP or not (c_wild[c] or c_cls[c] == d_cls[ds + d]):
                 continue
             db = d_box[ds + d]
-            if iou_xywh(db[0], db[1], db[2], db[3], cb[0], cb[1], cb[2], cb[3], True) > pos:
+            if given:
+                v = pre_c[pre_c_off[im] + d * nc + (c - c_off[im])]
+            else:
+                v = iou_xywh(db[0], db[1], db[2], db[3], cb[0], cb[1], cb[2], cb[3], True)
+            if v > pos:
                 state[ds + d] = IGNORED
     for d in range(nd):
         if state[ds + d] == TP:

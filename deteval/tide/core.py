@@ -112,7 +112,7 @@ def _first_order(seq: np.ndarray) -> np.ndarray:
 class _Ranked:
     """The kept detections of one pass, with everything the AP variants need."""
 
-    def __init__(self, dets, gt, boxes_d, boxes_g, rank, pos, bg, max_dets):
+    def __init__(self, dets, gt, boxes_d, boxes_g, rank, pos, bg, max_dets, segm=False):
         n_img = len(gt.images)
         # detections: images in walk order, descending score, ties in input order, cut to max_dets
         order = np.lexsort((np.arange(len(dets)), -dets.score, rank[dets.image]))
@@ -133,11 +133,13 @@ class _Ranked:
         c_cls = gt.category[c_rows].astype(np.int64)
         cat_ids = gt.categories.ids
         wild = (cat_ids == -1) if cat_ids.dtype.kind == "i" else np.zeros(len(cat_ids), bool)
+        d_off, g_off, c_off = _csr(d_img, n_img), _csr(self.g_img, n_img), _csr(g_rank[c_rows], n_img)
+        overlaps = _mask_overlaps(dets, gt, self.rows, d_off, self.g_rows, g_off, c_rows, c_off) if segm else None
         self.state, self.err, self.target, self.gt_used = K.image_pass(
-            _csr(d_img, n_img), np.ascontiguousarray(boxes_d[self.rows]), self.cls,
-            _csr(self.g_img, n_img), np.ascontiguousarray(boxes_g[self.g_rows]), self.g_cls,
-            _csr(g_rank[c_rows], n_img), np.ascontiguousarray(boxes_g[c_rows]), c_cls, wild[c_cls],
-            float(pos), float(bg),
+            d_off, np.ascontiguousarray(boxes_d[self.rows]), self.cls,
+            g_off, np.ascontiguousarray(boxes_g[self.g_rows]), self.g_cls,
+            c_off, np.ascontiguousarray(boxes_g[c_rows]), c_cls, wild[c_cls],
+            float(pos), float(bg), overlaps,
         )  # fmt: skip
         self.d_img = d_img
         self.n_cls = len(gt.categories)
@@ -160,17 +162,42 @@ class _Ranked:
         return K.class_aps(_csr(cls_sorted, self.n_cls), tp_sorted[by_cls], npos, _COMPENSATED)
 
 
+def _mask_overlaps(dets, gt, d_rows, d_off, g_rows, g_off, c_rows, c_off) -> tuple[np.ndarray, ...]:
+    """tidecv's mask mode: per image (walk order), the mask IoU of its kept detections with its ground truth, and
+    their overlap with its ignore regions (pycocotools' crowd IoU: intersection over the detection's area)."""
+    from deteval.geometry.masks import mask_iou_blocks
+
+    if gt.masks is None or dets.masks is None:
+        raise ValueError("TIDE with iou_type='segm' needs masks: load both with iou_type='segm'")
+    nd = np.diff(d_off)
+    blocks = []
+    for rows, off, crowd in ((g_rows, g_off, False), (c_rows, c_off, True)):
+        pair_off = np.concatenate([[0], np.cumsum(nd * np.diff(off))]).astype(np.int64)
+        flags = np.full(len(gt), crowd, np.bool_)
+        iou = mask_iou_blocks(
+            np.ascontiguousarray(rows, np.int64), off, np.ascontiguousarray(d_rows, np.int64), d_off, pair_off,
+            gt.masks, flags, dets.masks,
+        )  # fmt: skip
+        blocks += [np.ascontiguousarray(iou, np.float64), pair_off[:-1].copy()]
+    return tuple(blocks)
+
+
 def _mean(aps: np.ndarray, classes: np.ndarray) -> float:
     """``ClassedAPDataObject.get_mAP``: builtin sum over classes in insertion order (0 when none)."""
     vals = [float(v) for v in aps[classes]]
     return sum(vals) / len(vals) if vals else 0.0
 
 
-def tide_errors_impl(dets, gt, *, iou_thr, bg_thr, max_dets, image_order, ap_thresholds, name) -> TideResult:
+def tide_errors_impl(
+    dets, gt, *, iou_thr, bg_thr, max_dets, image_order, ap_thresholds, name, iou_type="bbox"
+) -> TideResult:
     _validate(dets, gt, iou_thr, bg_thr, max_dets)
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"TIDE supports iou_type 'bbox' and 'segm' (tidecv's box and mask modes), got {iou_type!r}")
+    segm = iou_type == "segm"
     boxes_d, boxes_g = _xywh(dets), _xywh(gt)
     rank = _image_rank(gt, image_order)
-    r = _Ranked(dets, gt, boxes_d, boxes_g, rank, iou_thr, bg_thr, max_dets)
+    r = _Ranked(dets, gt, boxes_d, boxes_g, rank, iou_thr, bg_thr, max_dets, segm)
     n_cls, kept = r.n_cls, len(r.rows)
     g = np.arange(kept)
     is_tp = r.state == K.TP
@@ -268,7 +295,7 @@ def tide_errors_impl(dets, gt, *, iou_thr, bg_thr, max_dets, image_order, ap_thr
         for t in ap_thresholds:
             if isinstance(t, bool) or not isinstance(t, (int, float, np.floating)) or not 0 < t <= 1:
                 raise ValueError(f"ap_thresholds must be IoUs in (0, 1], got {t!r}")
-            rt = _Ranked(dets, gt, boxes_d, boxes_g, rank, float(t), bg_thr, max_dets)
+            rt = _Ranked(dets, gt, boxes_d, boxes_g, rank, float(t), bg_thr, max_dets, segm)
             ap_by_thr[float(t)] = _mean(rt.base_aps(), rt.base_classes)
 
     return TideResult(
@@ -286,4 +313,5 @@ def tide_errors_impl(dets, gt, *, iou_thr, bg_thr, max_dets, image_order, ap_thr
         det_error=det_error,
         det_ignored=det_ignored,
         gt_status=gt_status,
+        mode="mask" if segm else "bbox",
     )

@@ -67,6 +67,7 @@ class TideResult:
     det_error: np.ndarray
     det_ignored: np.ndarray
     gt_status: np.ndarray
+    mode: str = "bbox"  # tidecv's name of the mode: "bbox" (boxes) or "mask" (iou_type="segm")
 
     @property
     def ap_range(self) -> float | None:
@@ -82,7 +83,7 @@ class TideResult:
         lines = [f"-- {self.name} --", ""]
         if self.ap_by_threshold:
             thrs = list(self.ap_by_threshold)
-            title = f"bbox AP @ [{int(thrs[0] * 100):d}-{int(thrs[-1] * 100):d}]"
+            title = f"{self.mode} AP @ [{int(thrs[0] * 100):d}-{int(thrs[-1] * 100):d}]"
             lines.append(f"{title}: {self.ap_range:.2f}")
             lines += _table(
                 [
@@ -92,7 +93,7 @@ class TideResult:
                 title=title,
             )
         else:
-            lines.append(f"bbox AP @ {int(self.pos_thr * 100):d}: {self.ap:.2f}")
+            lines.append(f"{self.mode} AP @ {int(self.pos_thr * 100):d}: {self.ap:.2f}")
         lines.append("")
         lines += _table(
             [["Type", *ERROR_TYPES], [" dAP"] + [f"{self.dap[t]:6.2f}" for t in ERROR_TYPES]], title="Main Errors"
@@ -124,6 +125,7 @@ class TideResult:
         """Plain JSON-able numbers: thresholds, AP, counts, dAP, fixed AP and the per-class table."""
         return {
             "name": self.name,
+            "mode": self.mode,
             "pos_thr": self.pos_thr,
             "bg_thr": self.bg_thr,
             "max_dets": self.max_dets,

@@ -353,7 +353,9 @@ def _has_tidecv() -> bool:
 def test_rejects_bad_input():
     pair = COCO_PAIRS["tm4"]
     dets, gt = load_coco_pair(str(pair.dt_path), str(pair.gt_path))
-    with pytest.raises(ValueError, match="bbox only"):
+    with pytest.raises(ValueError, match="'bbox' and 'segm'"):
+        tide_errors(dets, gt, iou_type="keypoints")
+    with pytest.raises(ValueError, match="needs masks"):  # containers loaded without their masks
         tide_errors(dets, gt, iou_type="segm")
     with pytest.raises(ValueError, match="swapped"):
         tide_errors(gt, gt)
@@ -436,14 +438,13 @@ def test_cli_prints_tide_and_writes_it_into_json(tmp_path, capsys):
     assert json.loads(out.read_text())["tide"] == json.loads(json.dumps(expected))
 
 
-def test_cli_tide_needs_coco_boxes(capsys):
-
+def test_cli_tide_needs_coco_boxes_or_masks(capsys):
     from deteval.cli import main
 
-    d = DATA_DIR / "coco_fake100"
-    argv = [str(d / "instances_val2014_fakesegm100_results.json"), str(d / "instances_val2014_100.json")]
-    assert main([*argv, "--tide", "--iou-type", "segm", "--quiet"]) == 2
-    assert "--tide: TIDE is defined for --protocol coco --iou-type bbox" in capsys.readouterr().err
+    d = DATA_DIR / "keypoints1"
+    argv = [str(d / "dt_dataset.json"), str(d / "gt_dataset.json")]
+    assert main([*argv, "--tide", "--iou-type", "keypoints", "--quiet"]) == 2
+    assert "--tide: TIDE is defined for --protocol coco --iou-type bbox or segm" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------

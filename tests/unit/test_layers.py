@@ -55,7 +55,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
-    ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide"),
+    (
+        "report",
+        "curves",
+        "operating_points",
+        "operating_point",
+        "curve_sampling",
+        "plots",
+        "confusion",
+        "tide",
+        "calibration",
+        "lrp",
+    ),
     # 6 the public entry points
     ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
@@ -95,6 +106,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("report", "operating_points"),
         ("plots", "curves"),
         ("plots", "operating_points"),
+        # 5: LRP reads the outcomes with calibration's threshold and area lookups
+        ("lrp", "calibration"),
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
