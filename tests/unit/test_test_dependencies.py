@@ -17,7 +17,6 @@ MODULES = {
     "PyYAML": "yaml",
     "lvis": "lvis",
     "hotcoco": "hotcoco",
-    "vernier": "vernier",
     "hypothesis": "hypothesis",
     "pytest": "pytest",
     "ruff": "ruff",
