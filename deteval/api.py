@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deteval import protocols
 from deteval.protocols.presets import Preset, read_config
 from deteval.result import EvalResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from deteval.intervals import BootstrapResult
 from deteval.types import Detections, GroundTruth
 
 
@@ -103,3 +106,41 @@ def evaluate(
     """
     proto = protocols.get(protocol)
     return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
+
+
+def bootstrap(
+    result: EvalResult | Any,
+    gt: Any = None,
+    n: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    **evaluate_options: Any,
+) -> BootstrapResult:
+    """Bootstrap percentile intervals of every stat, from one matching pass.
+
+    ``result`` is a ``coco`` result of :func:`evaluate` (bbox, segm or keypoints), or the detections, with
+    ``gt`` and any :func:`evaluate` keywords, to evaluate first. Replicate ``b`` resamples the ground
+    truth's images (in file order) with ``idx = np.random.default_rng(seed).integers(0, n_images,
+    n_images)``, the ``b``-th such draw; an image drawn k times counts k times, the images in draw order
+    (how score ties between images break). Its stats equal those of evaluating that materialised dataset.
+
+    Returns
+    -------
+    BootstrapResult
+        ``.replicates`` (n, n_stats) in ``stats`` order (then ``extra_stats``), ``.intervals``
+        ``{stat: (low, high)}``, ``.point``, ``.to_dict()``, ``.format_table()``.
+
+    Examples
+    --------
+    >>> ci = deteval.bootstrap("results.json", "instances_val2017.json", n=1000)  # doctest: +SKIP
+    >>> ci.intervals["AP"]  # doctest: +SKIP
+    """
+    from deteval.intervals import bootstrap_result
+
+    if not isinstance(result, EvalResult):
+        if gt is None:
+            raise TypeError("bootstrap() takes a result, or detections and ground truth")
+        result = evaluate(result, gt, **evaluate_options)
+    elif gt is not None or evaluate_options:
+        raise TypeError("bootstrap() of a result takes no ground truth or evaluate() options")
+    return bootstrap_result(result, n=n, seed=seed, level=level)

@@ -79,6 +79,9 @@ class EvalResult:
     summary_lines: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     outcomes: Outcomes | None = field(default=None, repr=False, compare=False)
+    # the matches and ground-truth index a subset or resample of the images is re-accumulated from
+    # (deteval.bootstrap, slices): the protocol's own object, None where it keeps none; not serialised
+    replay: Any = field(default=None, repr=False, compare=False)
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:

@@ -39,11 +39,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2 matching, and the stable sorts that matching and ranking share
     ("matching", "sorting"),
     # 3 accumulate stage: ranking, cumulative TP/FP curves, integrators, the result types protocols build
-    ("accumulate", "integrators", "ranking", "cumulative", "result"),
+    ("accumulate", "integrators", "ranking", "cumulative", "result", "resample"),
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
-    ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide"),
+    ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide", "intervals", "slices"),
     # 6 the public entry points
     ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
@@ -72,6 +72,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("accumulate", "cumulative"),
         ("integrators", "cumulative"),
         ("ranking", "integrators"),
+        # 3: re-accumulation of resampled images ranks as accumulation does, with its integrator
+        ("resample", "accumulate"),
+        ("resample", "integrators"),
         # 5: curves and reports read the operating points; plots draw the curves
         ("curves", "operating_points"),
         # 5: the score curves give operating points and bound their files by curve sampling
@@ -80,6 +83,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("report", "operating_points"),
         ("plots", "curves"),
         ("plots", "operating_points"),
+        # 5: slices re-accumulate as the bootstrap does
+        ("slices", "intervals"),
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
