@@ -111,17 +111,49 @@ def _index(replay):
     return index
 
 
-def _stats_of_arrays(precision: np.ndarray, recall: np.ndarray, params) -> list[float]:
-    from deteval.protocols.coco_summary import coco_stats, extra_stats
+def _plan(replay):
+    """The stats' reading plan (coco_summary.stat_plan) and the (area, max dets) pairs whose precision
+    it reads, once per replay."""
+    cached = replay.__dict__.get("_plan")
+    if cached is None:
+        from deteval.protocols.coco_summary import stat_plan
 
-    return [*coco_stats(precision, recall, params).values(), *extra_stats(precision, recall, params).values()]
+        params = replay.params
+        plan = stat_plan(params)
+        need = np.zeros((len(params.area_labels), len(params.max_dets)), np.bool_)
+        for _, is_ap, _, a, m in plan:
+            if is_ap:
+                need[np.ix_(a, m)] = True
+        cached = (plan, need)
+        object.__setattr__(replay, "_plan", cached)
+    return cached
 
 
-def _one(index, draw: np.ndarray, params) -> list[float]:
+def _mean_valid(s: np.ndarray) -> float:
+    valid = s[s > -1]  # 1-D, in C order: the entries np.mean sums in pycocotools' _summarize
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))
+
+
+def _stats_of_arrays(precision: np.ndarray, recall: np.ndarray, plan) -> list[float]:
+    """pycocotools' ``_summarize`` means from arrays laid out ``[A, M, T, ...]``: the same entries in the
+    same order, so the same floats."""
+    from deteval.resample import as_pycocotools
+
+    out = []
+    for _, is_ap, t, a, m in plan:
+        arr = precision if is_ap else recall
+        if len(a) == 1 and len(m) == 1:
+            out.append(_mean_valid(arr[a[0], m[0]][t]))
+        else:  # a repeated label or max dets: pycocotools' own indexing
+            out.append(_mean_valid(as_pycocotools(precision, recall)[0 if is_ap else 1][t][..., a, m]))
+    return out
+
+
+def _one(index, draw: np.ndarray, plan, need) -> list[float]:
     from deteval.resample import replicate_arrays
 
-    precision, recall = replicate_arrays(index, draw)
-    return _stats_of_arrays(precision, recall, params)
+    precision, recall = replicate_arrays(index, draw, need)
+    return _stats_of_arrays(precision, recall, plan)
 
 
 def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray]) -> np.ndarray:
@@ -132,7 +164,8 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray]) -> np.ndarra
 
     replay = _coco_replay(result)
     index = _index(replay)
-    rows = run_tasks([partial(_one, index, np.asarray(d, np.int64), replay.params) for d in draws])
+    plan, need = _plan(replay)
+    rows = run_tasks([partial(_one, index, np.asarray(d, np.int64), plan, need) for d in draws])
     n_stats = len(result.stats) + len(getattr(result, "extra_stats", {}) or {})
     return np.array(rows, np.float64).reshape(len(draws), n_stats)
 

@@ -38,7 +38,8 @@ class ReplayIndex:
 
     Detections outside the largest max-dets cut are dropped. ``state`` is ``(N, A * T)``, column
     ``a * n_thr + t``; ``tie_end[p]`` is the end of the run of equal scores that starts at row ``p``
-    (``p + 1`` when none ties with it).
+    (``p + 1`` when none ties with it). Only a run that is ``mixed`` needs its copies in draw order: in
+    any other, each column's true positives see the same false-positive counts in every order.
     """
 
     state: np.ndarray  # int8 (N, A * T), rows in ranked order
@@ -47,6 +48,7 @@ class ReplayIndex:
     m0: np.ndarray  # int64 (N,), the least max-dets index that keeps the row
     rank: np.ndarray  # int64 (N,), rank within the (image, category)
     tie_end: np.ndarray  # int64 (N,)
+    mixed: np.ndarray  # bool (N,): the run starting at row p holds a true and a false positive of one column
     cat_off: np.ndarray  # int64 (K + 1,)
     gt_image: np.ndarray  # int64 (G,)
     gt_category: np.ndarray  # int64 (G,)
@@ -97,13 +99,20 @@ def build_index(
     # runs of equal scores within a category; -inf stands for NaN scores, and compares equal as NaN would sort
     starts = np.flatnonzero(np.concatenate([[True], (s[1:] != s[:-1]) | (category[1:] != category[:-1])]))
     ends = np.append(starts[1:], len(order)) if len(order) else starts
+    ranked = np.ascontiguousarray(np.asarray(state, np.int8).reshape(n, n_area * n_thr)[order])
+    mixed = np.zeros(len(order), np.bool_)
+    if len(order):
+        some_tp = np.logical_or.reduceat(ranked == 1, starts, axis=0)
+        some_fp = np.logical_or.reduceat(ranked == 0, starts, axis=0)
+        mixed[starts] = (some_tp & some_fp).any(axis=1) & (ends - starts > 1)
     return ReplayIndex(
-        state=np.ascontiguousarray(np.asarray(state, np.int8).reshape(n, n_area * n_thr)[order]),
+        state=ranked,
         n_thr=n_thr,
         image=np.asarray(det_image, np.int64)[order],
         m0=m0.astype(np.int64),
         rank=rank,
         tie_end=np.repeat(ends, ends - starts).astype(np.int64),
+        mixed=mixed,
         cat_off=cat_off,
         gt_image=np.asarray(gt_image, np.int64),
         gt_category=np.asarray(gt_category, np.int64),
@@ -114,7 +123,7 @@ def build_index(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _take(row, wt, st, m0, fp_by_m0, n_tp, tp_fp, has):  # pragma: no cover - numba
     """Count ``wt`` copies of ranked row ``row``; False when a category has more true positives than
     positives (inconsistent input)."""
@@ -127,7 +136,7 @@ def _take(row, wt, st, m0, fp_by_m0, n_tp, tp_fp, has):  # pragma: no cover - nu
     any_tp = False
     for j in range(n_var):  # branch-free (it vectorises): most rows are no true positive anywhere
         s = srow[j]
-        frow[j] += wt * (s == 0)
+        frow[j] += wt if s == 0 else 0
         any_tp |= s == 1
     if not any_tp:
         return True
@@ -152,10 +161,11 @@ def _take(row, wt, st, m0, fp_by_m0, n_tp, tp_fp, has):  # pragma: no cover - nu
 
 @njit(cache=True, nogil=True)
 def _replicate_kernel(
-    draw, n_images, st, n_thr, image, m0, rank, tie_end, cat_off, gt_image, gt_category, gt_counted, n_md,
-    rec_thrs, precision, recall,
+    draw, n_images, st, n_thr, image, m0, rank, tie_end, mixed, cat_off, gt_image, gt_category, gt_counted,
+    n_md, rec_thrs, need_p, precision, recall,
 ):  # pragma: no cover - numba
-    """One replicate's ``precision`` and ``recall``, written whole; False on inconsistent input."""
+    """One replicate's ``precision[A, M, T, R, K]`` (where ``need_p[a, m]``) and ``recall[A, M, T, K]``;
+    False on inconsistent input."""
     n = len(draw)
     w = np.zeros(n_images, np.int64)
     for j in range(n):
@@ -195,6 +205,8 @@ def _replicate_kernel(
     q = np.empty(n_rec)
     which = np.empty(n_rec, np.int64)
     need = np.empty(n_rec, np.int64)
+    keys = np.empty(16, np.int64)  # scratch for runs of ties, grown as needed
+    rows = np.empty(16, np.int64)
     ok = True
     for k in range(n_cat):
         for m in range(n_md):
@@ -205,16 +217,18 @@ def _replicate_kernel(
         p, p1 = cat_off[k], cat_off[k + 1]
         while p < p1:
             e = tie_end[p]
-            if e == p + 1:
-                wt = w[image[p]]
-                if wt > 0:
-                    ok &= _take(p, wt, st, m0, fp_by_m0, n_tp, tp_fp, has)
+            if not mixed[p]:  # one row, or ties whose order changes no count
+                for r in range(p, e):
+                    wt = w[image[r]]
+                    if wt > 0:
+                        ok &= _take(r, wt, st, m0, fp_by_m0, n_tp, tp_fp, has)
             else:  # equal scores: the copies in (draw position, rank) order, one at a time
                 c = 0
                 for r in range(p, e):
                     c += w[image[r]]
-                keys = np.empty(c, np.int64)
-                rows = np.empty(c, np.int64)
+                if c > len(keys):
+                    keys = np.empty(2 * c, np.int64)
+                    rows = np.empty(2 * c, np.int64)
                 c = 0
                 for r in range(p, e):
                     i = image[r]
@@ -222,27 +236,29 @@ def _replicate_kernel(
                         keys[c] = pos[x] * span + rank[r]
                         rows[c] = r
                         c += 1
-                for x in np.argsort(keys):  # keys are distinct: any sort gives this order
+                for x in np.argsort(keys[:c]):  # keys are distinct: any sort gives this order
                     ok &= _take(rows[x], 1, st, m0, fp_by_m0, n_tp, tp_fp, has)
             p = e
         for a in range(n_area):
             npos = npig[k, a]
             if npos == 0:  # -1: a category without positives is never penalised
-                for t in range(n_thr):
-                    for m in range(n_md):
-                        recall[t, k, a, m] = -1.0
-                        for r in range(n_rec):
-                            precision[t, r, k, a, m] = -1.0
+                for m in range(n_md):
+                    for t in range(n_thr):
+                        recall[a, m, t, k] = -1.0
+                        if need_p[a, m]:
+                            for r in range(n_rec):
+                                precision[a, m, t, r, k] = -1.0
                 continue
             counts_reaching(rec_thrs, npos, need)
             for m in range(n_md):
                 for t in range(n_thr):
                     j = a * n_thr + t
                     ntp = n_tp[m, j]
-                    recall[t, k, a, m] = ntp / npos if ntp > 0 else 0.0
-                    coco101_from_true_positives(tp_fp[m, j], ntp, need, has[m], env, q, which)
-                    for r in range(n_rec):
-                        precision[t, r, k, a, m] = q[r]
+                    recall[a, m, t, k] = ntp / npos if ntp > 0 else 0.0
+                    if need_p[a, m]:
+                        coco101_from_true_positives(tp_fp[m, j], ntp, need, has[m], env, q, which)
+                        for r in range(n_rec):
+                            precision[a, m, t, r, k] = q[r]
     return ok
 
 
@@ -250,25 +266,33 @@ KERNELS = (_take, _replicate_kernel)
 
 
 def replicate_arrays(
-    index: ReplayIndex, draw: np.ndarray, precision: np.ndarray | None = None, recall: np.ndarray | None = None
+    index: ReplayIndex, draw: np.ndarray, need_precision: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """COCO's ``precision[T,R,K,A,M]`` and ``recall[T,K,A,M]`` of the images ``draw`` (dense indices, in
-    the order they stand, repeats allowed), as evaluating that materialised dataset gives them.
+    """COCO's ``precision`` and ``recall`` of the images ``draw`` (dense indices, in the order they stand,
+    repeats allowed), as evaluating that materialised dataset gives them, laid out ``[A, M, T, R, K]``
+    and ``[A, M, T, K]`` (``precision[a, m]`` is pycocotools' ``precision[:, :, :, a, m]``, contiguous).
 
-    ``precision`` and ``recall`` may be given (float64 arrays of :attr:`ReplayIndex.shapes`) to be
-    overwritten; the kernel holds no GIL, so replicates run side by side on threads.
+    ``need_precision`` (bool ``(A, M)``) limits the precision to the (area range, max dets) pairs asked
+    for (the others are left unwritten); None computes all. The kernel holds no GIL: replicates run
+    side by side on threads.
     """
-    p_shape, r_shape = index.shapes
-    precision = np.empty(p_shape) if precision is None else precision
-    recall = np.empty(r_shape) if recall is None else recall
+    (n_thr, n_rec, n_cat, n_area, n_md), _ = index.shapes
+    need = np.ones((n_area, n_md), np.bool_) if need_precision is None else np.asarray(need_precision, np.bool_)
+    precision = np.empty((n_area, n_md, n_thr, n_rec, n_cat))
+    recall = np.empty((n_area, n_md, n_thr, n_cat))
     draw = np.ascontiguousarray(draw, np.int64)
     if len(draw) and (draw.min() < 0 or draw.max() >= index.n_images):
         raise ValueError(f"image indices must lie in [0, {index.n_images})")
     ok = _replicate_kernel(
         draw, index.n_images, index.state, index.n_thr, index.image, index.m0, index.rank, index.tie_end,
-        index.cat_off, index.gt_image, index.gt_category, index.gt_counted, len(index.max_dets), index.rec_thrs,
-        precision, recall,
+        index.mixed, index.cat_off, index.gt_image, index.gt_category, index.gt_counted, n_md, index.rec_thrs,
+        need, precision, recall,
     )  # fmt: skip
     if not ok:
         raise ValueError("a category has more true positives than positives: matches and ground truth disagree")
     return precision, recall
+
+
+def as_pycocotools(precision: np.ndarray, recall: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`replicate_arrays`' arrays as pycocotools lays them out: ``[T, R, K, A, M]`` and ``[T, K, A, M]``."""
+    return precision.transpose(2, 3, 4, 0, 1), recall.transpose(2, 3, 0, 1)
