@@ -78,6 +78,10 @@ def evaluate(
         (README: "Where pycocotools is lenient"). VOC's readers have no such
         input: ignored there.
         Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
+    slices : mapping, optional
+        ``{name: [image ids]}`` (``coco`` protocol): every stat per slice, in ``result.slices``
+        (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one
+        matching pass (:mod:`deteval.slices`; ``slices_by_field`` builds them from an image field).
     **options
         The protocol's options (``deteval.protocols.get(name).options``). For
         ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
@@ -105,7 +109,13 @@ def evaluate(
     >>> res.stats["AP"]  # doctest: +SKIP
     """
     proto = protocols.get(protocol)
-    return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
+    slices = options.pop("slices", None)
+    result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
+    if slices is not None:
+        from deteval.slices import slice_stats
+
+        result.slices = slice_stats(result, slices)
+    return result
 
 
 def bootstrap(

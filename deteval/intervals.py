@@ -27,7 +27,9 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
-__all__ = ["BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "stats_of_draws"]
+__all__ = [
+    "BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "replay_of_result", "stats_of_draws",
+]  # fmt: skip
 
 
 @dataclass
@@ -84,7 +86,8 @@ def _num(v: float) -> str:
     return f"{v:7.4f}" if math.isfinite(v) else f"{'nan':>7}"
 
 
-def _coco_replay(result: EvalResult):
+def replay_of_result(result: EvalResult):
+    """The result's ``CocoReplay``, or InputError saying why there is none."""
     replay = getattr(result, "replay", None)
     if replay is None or result.protocol != "coco":
         rule = (
@@ -162,7 +165,7 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray]) -> np.ndarra
     ``(len(draws), n_stats)``, on threads (the same numbers whatever their count)."""
     from deteval.jit import run_tasks
 
-    replay = _coco_replay(result)
+    replay = replay_of_result(result)
     index = _index(replay)
     plan, need = _plan(replay)
     rows = run_tasks([partial(_one, index, np.asarray(d, np.int64), plan, need) for d in draws])
@@ -172,7 +175,7 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray]) -> np.ndarra
 
 def draws_of(result: EvalResult, n: int, seed: int) -> list[np.ndarray]:
     """The ``n`` replicates' images as dense indices, in draw order (the module docstring's rule)."""
-    replay = _coco_replay(result)
+    replay = replay_of_result(result)
     rng = np.random.default_rng(seed)
     n_images = len(replay.file_order)
     return [replay.file_order[rng.integers(0, n_images, n_images)] for _ in range(n)]
@@ -199,7 +202,7 @@ def bootstrap_result(result: EvalResult, n: int = 1000, seed: int = 0, level: fl
         raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")
     if not 0 < level < 1:
         raise InputError("level", None, f"the interval's level must lie strictly between 0 and 1, not {level!r}")
-    replay = _coco_replay(result)
+    replay = replay_of_result(result)
     if len(replay.file_order) == 0:
         raise InputError("result", None, "the ground truth has no images to resample")
     point = {**result.stats, **(getattr(result, "extra_stats", {}) or {})}
