@@ -193,6 +193,8 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
     texts = {}
     if args.json:
         payload = result.to_dict() | ({"tide": extras.tide.to_dict()} if extras.tide is not None else {})
+        if extras.bootstrap is not None:
+            payload["bootstrap"] = extras.bootstrap.to_dict(replicates=args.bootstrap_replicates)
         texts["json"] = json.dumps(jsonable(payload), indent=2) + "\n"
     if args.csv or args.markdown:
         from deteval.report import per_class_csv, per_class_markdown
@@ -261,3 +263,11 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
     if extras.tide is not None:
         print(file=out)
         print(extras.tide.summary(), file=out)
+    if result.slices:
+        from deteval.report import slices_table
+
+        print(file=out)
+        print(slices_table(result.slices), file=out)
+    if extras.bootstrap is not None:
+        print(file=out)
+        print(extras.bootstrap.format_table(), file=out)

@@ -24,6 +24,7 @@ class Extras:
     score_thr: str | None = None  # --score-thr's table
     confusion: Any = None  # --confusion's ConfusionMatrix
     tide: Any = None  # --tide's TideResult
+    bootstrap: Any = None  # --bootstrap's BootstrapResult
 
 
 @contextmanager
@@ -77,6 +78,18 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
         progress.stage("TIDE")
         with flag_errors("--tide"):
             extras.tide = _tide(args, dets, gt)
+    if args.slices is not None or args.slice_by is not None:
+        from deteval.slices import read_slices, slice_stats, slices_by_field
+
+        flag = "--slices" if args.slices is not None else "--slice-by"
+        with flag_errors(flag):
+            chosen = read_slices(args.slices) if args.slices is not None else slices_by_field(args.gt, args.slice_by)
+            result.slices = slice_stats(result, chosen)
+    if args.bootstrap is not None:
+        from deteval.intervals import bootstrap_result
+
+        with flag_errors("--bootstrap"):
+            extras.bootstrap = bootstrap_result(result, n=args.bootstrap, seed=args.seed, level=args.level)
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)
