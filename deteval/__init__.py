@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from deteval.pycocotools import init_as_pycocotools
 
 __all__ = [
-    "evaluate", "load", "bootstrap", "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
+    "evaluate", "load", "bootstrap",
+    "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
     "load_coco_gt", "load_coco_results", "init_as_pycocotools",
 ]  # fmt: skip
 __version__ = "0.1.0"

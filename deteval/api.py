@@ -110,7 +110,8 @@ def evaluate(
     """
     proto = protocols.get(protocol)
     slices = options.pop("slices", None)
-    result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
+    preset = _preset(config)
+    result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=preset, strict=strict, **options)
     if slices is not None:
         from deteval.slices import slice_stats
 

@@ -161,8 +161,24 @@ def _take(row, wt, st, m0, fp_by_m0, n_tp, tp_fp, has):  # pragma: no cover - nu
 
 @njit(cache=True, nogil=True)
 def _replicate_kernel(
-    draw, n_images, st, n_thr, image, m0, rank, tie_end, mixed, cat_off, gt_image, gt_category, gt_counted,
-    n_md, rec_thrs, need_p, precision, recall,
+    draw,
+    n_images,
+    st,
+    n_thr,
+    image,
+    m0,
+    rank,
+    tie_end,
+    mixed,
+    cat_off,
+    gt_image,
+    gt_category,
+    gt_counted,
+    n_md,
+    rec_thrs,
+    need_p,
+    precision,
+    recall,
 ):  # pragma: no cover - numba
     """One replicate's ``precision[A, M, T, R, K]`` (where ``need_p[a, m]``) and ``recall[A, M, T, K]``;
     False on inconsistent input."""

@@ -31,7 +31,10 @@ from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_ro
 from deteval.result import CocoResult, Outcomes
 from deteval.types import Detections, GroundTruth, IdTable
 
-__all__ = ["COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "replay_of", "make_params", "match", "result_from_matches"]
+__all__ = [
+    "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "replay_of", "make_params", "match",
+    "result_from_matches",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
-    ("report", "curves", "operating_points", "operating_point", "curve_sampling", "plots", "confusion", "tide", "intervals", "slices"),
+    (
+        "report",
+        "curves",
+        "operating_points",
+        "operating_point",
+        "curve_sampling",
+        "plots",
+        "confusion",
+        "tide",
+        "intervals",
+        "slices",
+    ),
     # 6 the public entry points
     ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
