@@ -49,6 +49,10 @@ class ReplayIndex:
     rank: np.ndarray  # int64 (N,), rank within the (image, category)
     tie_end: np.ndarray  # int64 (N,)
     mixed: np.ndarray  # bool (N,): the run starting at row p holds a true and a false positive of one column
+    is_tp: np.ndarray  # bool (N,): a true positive in some column
+    pattern: np.ndarray  # int64 (N,): the row's (state row, m0) among the patterns (rows with no true positive)
+    pattern_fp: np.ndarray  # int64 (P, A * T): 1 where the pattern is a false positive
+    pattern_m0: np.ndarray  # int64 (P,)
     cat_off: np.ndarray  # int64 (K + 1,)
     gt_image: np.ndarray  # int64 (G,)
     gt_category: np.ndarray  # int64 (G,)
@@ -105,7 +109,15 @@ def build_index(
         some_tp = np.logical_or.reduceat(ranked == 1, starts, axis=0)
         some_fp = np.logical_or.reduceat(ranked == 0, starts, axis=0)
         mixed[starts] = (some_tp & some_fp).any(axis=1) & (ends - starts > 1)
+    # rows with no true positive only add to false-positive counts: a replicate sums their weights per
+    # distinct (state row, m0) pattern between true positives, and adds each pattern once
+    is_tp = (ranked == 1).any(axis=1) if len(order) else np.zeros(0, np.bool_)
+    pattern, first = _pattern_ids(ranked, m0)
     return ReplayIndex(
+        is_tp=is_tp,
+        pattern=pattern,
+        pattern_fp=(ranked[first] == 0).astype(np.int64),
+        pattern_m0=m0[first].astype(np.int64),
         state=ranked,
         n_thr=n_thr,
         image=np.asarray(det_image, np.int64)[order],
@@ -121,6 +133,25 @@ def build_index(
         max_dets=max_dets,
         rec_thrs=np.ascontiguousarray(rec_thrs, np.float64),
     )
+
+
+def _pattern_ids(state: np.ndarray, m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's pattern (its distinct (state row, m0) pair) and a row of each pattern: np.unique's rows,
+    by a lexsort of base-3 codes of 20 columns at a time (states are 0, 1, 2)."""
+    n, v = state.shape
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = [np.asarray(m0, np.int64)]
+    for lo in range(0, v, 20):
+        chunk = state[:, lo : lo + 20].astype(np.int64)
+        keys.append(chunk @ (3 ** np.arange(chunk.shape[1], dtype=np.int64)))
+    keys_arr = np.stack(keys)
+    order = np.lexsort(keys_arr)
+    ordered = keys_arr[:, order]
+    new = np.concatenate([[True], (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)])
+    pattern = np.empty(n, np.int64)
+    pattern[order] = np.cumsum(new) - 1
+    return pattern, order[new]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -160,6 +191,48 @@ def _take(row, wt, st, m0, fp_by_m0, n_tp, tp_fp, has):  # pragma: no cover - nu
 
 
 @njit(cache=True, nogil=True)
+def _sort_pairs(keys, vals, n):  # pragma: no cover - numba
+    """``keys[:n]`` ascending with ``vals[:n]`` alongside, in place: insertion sort for the few true
+    positives a run of ties holds, numpy's sort beyond."""
+    if n <= 32:
+        for i in range(1, n):
+            k, v = keys[i], vals[i]
+            j = i - 1
+            while j >= 0 and keys[j] > k:
+                keys[j + 1] = keys[j]
+                vals[j + 1] = vals[j]
+                j -= 1
+            keys[j + 1] = k
+            vals[j + 1] = v
+        return
+    o = np.argsort(keys[:n])
+    ks, vs = keys[:n][o].copy(), vals[:n][o].copy()
+    keys[:n] = ks
+    vals[:n] = vs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flush(n_touched, touched, pw, seen, pattern_fp, pattern_m0, fp_by_m0, has):  # pragma: no cover - numba
+    """Add the false positives of the patterns seen since the last flush; returns 0 (none pending)."""
+    n_md = len(has)
+    for x in range(n_touched):
+        q_ = touched[x]
+        seen[q_] = False
+        wt = pw[q_]
+        if wt == 0:
+            continue
+        pw[q_] = 0
+        m = pattern_m0[q_]
+        for mm in range(m, n_md):
+            has[mm] = True
+        frow = fp_by_m0[m]
+        prow = pattern_fp[q_]
+        for j in range(len(frow)):
+            frow[j] += wt * prow[j]
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def _replicate_kernel(
     draw,
     n_images,
@@ -170,6 +243,10 @@ def _replicate_kernel(
     rank,
     tie_end,
     mixed,
+    is_tp,
+    pattern,
+    pattern_fp,
+    pattern_m0,
     cat_off,
     gt_image,
     gt_category,
@@ -223,6 +300,15 @@ def _replicate_kernel(
     need = np.empty(n_rec, np.int64)
     keys = np.empty(16, np.int64)  # scratch for runs of ties, grown as needed
     rows = np.empty(16, np.int64)
+    seg = np.empty(16, np.int64)
+    seg_pat = np.empty(16, np.int64)
+    by_seg = np.empty(16, np.int64)
+    fill_s = np.empty(16, np.int64)
+    counts = np.empty(16, np.int64)
+    n_pat = len(pattern_m0)
+    pw = np.zeros(n_pat, np.int64)  # weight per pattern since the last flush
+    touched = np.empty(n_pat, np.int64)
+    seen = np.zeros(n_pat, np.bool_)
     ok = True
     for k in range(n_cat):
         for m in range(n_md):
@@ -230,31 +316,88 @@ def _replicate_kernel(
             for j in range(n_var):
                 n_tp[m, j] = 0
                 fp_by_m0[m, j] = 0
+        n_touched = 0
         p, p1 = cat_off[k], cat_off[k + 1]
         while p < p1:
             e = tie_end[p]
             if not mixed[p]:  # one row, or ties whose order changes no count
                 for r in range(p, e):
                     wt = w[image[r]]
-                    if wt > 0:
-                        ok &= _take(r, wt, st, m0, fp_by_m0, n_tp, tp_fp, has)
-            else:  # equal scores: the copies in (draw position, rank) order, one at a time
-                c = 0
-                for r in range(p, e):
-                    c += w[image[r]]
-                if c > len(keys):
-                    keys = np.empty(2 * c, np.int64)
-                    rows = np.empty(2 * c, np.int64)
-                c = 0
-                for r in range(p, e):
+                    if is_tp[r]:
+                        if wt > 0:
+                            n_touched = _flush(n_touched, touched, pw, seen, pattern_fp, pattern_m0, fp_by_m0, has)
+                            ok &= _take(r, wt, st, m0, fp_by_m0, n_tp, tp_fp, has)
+                    else:  # no branch on the weight: images drawn or not come in no predictable order
+                        q_ = pattern[r]
+                        pw[q_] += wt
+                        if not seen[q_]:
+                            seen[q_] = True
+                            touched[n_touched] = q_
+                            n_touched += 1
+                p = e
+                continue
+            # equal scores mixing true and false positives: the copies stand in (draw position, rank) order.
+            # The true positives' copies are sorted; every other copy only needs the count of true-positive
+            # copies before it (its segment), and adds its pattern in that segment.
+            n_touched = _flush(n_touched, touched, pw, seen, pattern_fp, pattern_m0, fp_by_m0, has)
+            c_tp = 0
+            c_all = 0
+            for r in range(p, e):
+                c_all += w[image[r]]
+                if is_tp[r]:
+                    c_tp += w[image[r]]
+            if c_all + 2 > len(keys):
+                keys = np.empty(2 * c_all + 2, np.int64)
+                rows = np.empty(2 * c_all + 2, np.int64)
+                seg = np.empty(2 * c_all + 2, np.int64)
+                seg_pat = np.empty(2 * c_all + 2, np.int64)
+                by_seg = np.empty(2 * c_all + 2, np.int64)
+                fill_s = np.empty(2 * c_all + 2, np.int64)
+            c = 0
+            for r in range(p, e):
+                if is_tp[r]:
                     i = image[r]
                     for x in range(pos_off[i], pos_off[i + 1]):
                         keys[c] = pos[x] * span + rank[r]
                         rows[c] = r
                         c += 1
-                for x in np.argsort(keys[:c]):  # keys are distinct: any sort gives this order
-                    ok &= _take(rows[x], 1, st, m0, fp_by_m0, n_tp, tp_fp, has)
+            _sort_pairs(keys, rows, c_tp)  # by key; keys are distinct, so any sort gives this order
+            # the other copies by segment (a counting sort): segment s lies before true-positive copy s
+            n_seg = c_tp + 1
+            if n_seg + 1 > len(counts):
+                counts = np.empty(2 * n_seg + 2, np.int64)
+            for sg in range(n_seg + 1):
+                counts[sg] = 0
+            c = 0
+            for r in range(p, e):
+                if not is_tp[r]:
+                    i = image[r]
+                    for x in range(pos_off[i], pos_off[i + 1]):
+                        sg = np.searchsorted(keys[:c_tp], pos[x] * span + rank[r])
+                        seg[c] = sg
+                        seg_pat[c] = pattern[r]
+                        counts[sg + 1] += 1
+                        c += 1
+            for sg in range(n_seg):
+                counts[sg + 1] += counts[sg]
+            for sg in range(n_seg):
+                fill_s[sg] = counts[sg]
+            for x in range(c):
+                by_seg[fill_s[seg[x]]] = seg_pat[x]
+                fill_s[seg[x]] += 1
+            for sg in range(n_seg):
+                for x in range(counts[sg], counts[sg + 1]):
+                    q_ = by_seg[x]
+                    if pw[q_] == 0:
+                        touched[n_touched] = q_
+                        n_touched += 1
+                    pw[q_] += 1
+                if sg < c_tp:
+                    n_touched = _flush(n_touched, touched, pw, seen, pattern_fp, pattern_m0, fp_by_m0, has)
+                    ok &= _take(rows[sg], 1, st, m0, fp_by_m0, n_tp, tp_fp, has)
             p = e
+        # the patterns after the category's last true positive change no precision, but say it has detections
+        n_touched = _flush(n_touched, touched, pw, seen, pattern_fp, pattern_m0, fp_by_m0, has)
         for a in range(n_area):
             npos = npig[k, a]
             if npos == 0:  # -1: a category without positives is never penalised
@@ -278,7 +421,7 @@ def _replicate_kernel(
     return ok
 
 
-KERNELS = (_take, _replicate_kernel)
+KERNELS = (_take, _flush, _sort_pairs, _replicate_kernel)
 
 
 def replicate_arrays(
@@ -301,7 +444,8 @@ def replicate_arrays(
         raise ValueError(f"image indices must lie in [0, {index.n_images})")
     ok = _replicate_kernel(
         draw, index.n_images, index.state, index.n_thr, index.image, index.m0, index.rank, index.tie_end,
-        index.mixed, index.cat_off, index.gt_image, index.gt_category, index.gt_counted, n_md, index.rec_thrs,
+        index.mixed, index.is_tp, index.pattern, index.pattern_fp, index.pattern_m0, index.cat_off,
+        index.gt_image, index.gt_category, index.gt_counted, n_md, index.rec_thrs,
         need, precision, recall,
     )  # fmt: skip
     if not ok:
