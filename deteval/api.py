@@ -10,6 +10,7 @@ from deteval.protocols.presets import Preset, read_config
 from deteval.result import EvalResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from deteval.comparison import ComparisonResult
     from deteval.intervals import BootstrapResult
 from deteval.types import Detections, GroundTruth
 
@@ -155,3 +156,43 @@ def bootstrap(
     elif gt is not None or evaluate_options:
         raise TypeError("bootstrap() of a result takes no ground truth or evaluate() options")
     return bootstrap_result(result, n=n, seed=seed, level=level)
+
+
+def compare(
+    a: EvalResult | Any,
+    b: EvalResult | Any,
+    gt: Any = None,
+    n: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    compat: bool = True,
+    config: str | Path | Preset | dict | None = None,
+    strict: bool = False,
+    **options: Any,
+) -> ComparisonResult:
+    """Paired bootstrap comparison of two models on the same ground truth (``coco`` protocol).
+
+    ``a`` and ``b`` are two results of :func:`evaluate` on the same ground truth, or two detection
+    inputs with ``gt`` (evaluated here: the ground truth is loaded once, each model matched once). Each
+    replicate resamples the images once (the rule of :func:`bootstrap`) and re-accumulates both models
+    on them. Returns a :class:`~deteval.comparison.ComparisonResult`: per stat ``a``, ``b``, ``delta``
+    (b - a), its percentile ``intervals`` and two-sided bootstrap ``p_values``; per-class AP deltas
+    sorted by size; ``.format_table()``, ``.to_dict()``.
+    """
+    from deteval.comparison import compare_results
+
+    if isinstance(a, EvalResult) and isinstance(b, EvalResult):
+        if gt is not None or options:
+            raise TypeError("compare() of two results takes no ground truth or evaluate() options")
+        return compare_results(a, b, n=n, seed=seed, level=level)
+    if gt is None:
+        raise TypeError("compare() takes two results, or two detection inputs and the ground truth")
+    proto = protocols.get(protocol)
+    params = proto.params(iou_type, compat, _preset(config), strict, **options)
+    dets_a, gt_loaded = proto.load(a, gt, params)
+    dets_b, _ = proto.load(b, gt_loaded, params)
+    result_a = proto.evaluate_loaded(dets_a, gt_loaded, params)
+    result_b = proto.evaluate_loaded(dets_b, gt_loaded, params)
+    return compare_results(result_a, result_b, n=n, seed=seed, level=level)

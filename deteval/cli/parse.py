@@ -90,7 +90,7 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
@@ -100,7 +100,7 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _level(text: str) -> float:
+def interval_level(text: str) -> float:
     v = _finite_float(text)
     if not 0 < v < 1:
         raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
@@ -212,14 +212,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--bootstrap",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="bootstrap percentile intervals of every stat from N resamples of the images (coco protocol; "
         "printed, and under 'bootstrap' in --json)",
     )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")
     p.add_argument(
-        "--level", type=_level, default=0.95, metavar="L", help="the bootstrap intervals' level (default 0.95)"
+        "--level", type=interval_level, default=0.95, metavar="L", help="the bootstrap intervals' level (default 0.95)"
     )
     p.add_argument(
         "--bootstrap-replicates", action="store_true", help="also write every replicate's stats into --json"

@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tide",
         "intervals",
         "slices",
+        "comparison",
     ),
     # 6 the public entry points
     ("api", "pycocotools"),
@@ -96,6 +97,7 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("plots", "operating_points"),
         # 5: slices re-accumulate as the bootstrap does
         ("slices", "intervals"),
+        ("comparison", "intervals"),
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
