@@ -124,3 +124,29 @@ def test_bootstrap_of_inputs_and_bad_arguments():
         deteval.bootstrap(deteval.evaluate(PREDS["bbox"], GT), n=5, level=1.0)
     with pytest.raises(deteval.InputError):  # a result without matches to re-accumulate
         deteval.bootstrap(deteval.evaluate(PREDS["bbox"], GT, protocol="lvis"), n=5)
+
+
+# adversarial generated cases: tied scores, crowds, custom area ranges and max dets, pooled categories
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from strategies import coco_cases  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=coco_cases(many_dets=False), seed=st.integers(0, 2**32 - 1))
+def test_replicates_equal_pycocotools_on_generated_cases(case, seed):
+    ann_ids = [a["id"] for a in case.gt["annotations"]]
+    image_ids = [im["id"] for im in case.gt["images"]]
+    # the materialised dataset renumbers annotations: pycocotools' id-0 quirk and repeated ids do not carry
+    if 0 in ann_ids or len(set(ann_ids)) != len(ann_ids) or len(set(image_ids)) != len(image_ids):
+        return
+    kwargs = case.kwargs()
+    result = deteval.evaluate(case.preds, case.gt, **kwargs)
+    reps = stats_of_draws(result, draws_of(result, 2, seed))
+    for b, idx in enumerate(_file_draws(len(image_ids), 2, seed)):
+        gt_b, preds_b = materialise(case.gt, case.preds, idx)
+        if not preds_b:  # pycocotools' loadRes refuses an empty list
+            continue
+        ref = run_pycocotools(preds_b, gt_b, **kwargs)
+        expected = [float(v) for v in ref.stats]
+        assert reps[b].tolist()[: len(expected)] == expected, (b, idx)
