@@ -60,6 +60,7 @@ class ReplayIndex:
     n_images: int
     max_dets: np.ndarray  # int64 (M,)
     rec_thrs: np.ndarray  # float64 (R,)
+    span: int = 1  # ranks are below it: (draw position, rank) orders as position * span + rank
 
     @property
     def shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -132,6 +133,7 @@ def build_index(
         n_images=int(n_images),
         max_dets=max_dets,
         rec_thrs=np.ascontiguousarray(rec_thrs, np.float64),
+        span=int(rank.max()) + 1 if len(rank) else 1,
     )
 
 
@@ -253,6 +255,7 @@ def _replicate_kernel(
     gt_counted,
     n_md,
     rec_thrs,
+    span,
     need_p,
     precision,
     recall,
@@ -287,9 +290,6 @@ def _replicate_kernel(
     for k in range(n_cat):
         for a in range(n_area):
             cap = max(cap, npig[k, a])
-    span = 1
-    for p in range(len(rank)):
-        span = max(span, rank[p] + 1)
     n_tp = np.empty((n_md, n_var), np.int64)
     fp_by_m0 = np.empty((n_md, n_var), np.int64)
     tp_fp = np.empty((n_md, n_var, cap), np.int64)
@@ -445,7 +445,7 @@ def replicate_arrays(
     ok = _replicate_kernel(
         draw, index.n_images, index.state, index.n_thr, index.image, index.m0, index.rank, index.tie_end,
         index.mixed, index.is_tp, index.pattern, index.pattern_fp, index.pattern_m0, index.cat_off,
-        index.gt_image, index.gt_category, index.gt_counted, n_md, index.rec_thrs,
+        index.gt_image, index.gt_category, index.gt_counted, n_md, index.rec_thrs, index.span,
         need, precision, recall,
     )  # fmt: skip
     if not ok:
