@@ -150,3 +150,26 @@ def test_replicates_equal_pycocotools_on_generated_cases(case, seed):
         ref = run_pycocotools(preds_b, gt_b, **kwargs)
         expected = [float(v) for v in ref.stats]
         assert reps[b].tolist()[: len(expected)] == expected, (b, idx)
+
+
+def test_keypoint_replicates_equal_pycocotools():
+    """keypoints1's one image made three (all detections, every other one, none): OKS matching, same rule."""
+    kp = DATA.parent / "keypoints1"
+    gt1, dt1 = load_json(kp / "gt_dataset.json"), load_json(kp / "dt_dataset.json")
+    (image,) = gt1["images"]
+    gt = {**gt1, "images": [{**image, "id": i} for i in (3, 1, 2)], "annotations": []}
+    for i in (1, 2, 3):
+        gt["annotations"] += [{**a, "image_id": i, "id": len(gt["annotations"]) + k + 1}
+                              for k, a in enumerate(gt1["annotations"])]  # fmt: skip
+    preds = [{**d, "image_id": 1} for d in dt1] + [{**d, "image_id": 2} for d in dt1[::2]]
+    result = deteval.evaluate(preds, gt, iou_type="keypoints")
+    reps = stats_of_draws(result, draws_of(result, 3, 1))
+    compared = 0
+    for b, idx in enumerate(_file_draws(3, 3, 1)):
+        gt_b, preds_b = materialise(gt, preds, idx)
+        if not preds_b:
+            continue
+        ref = run_pycocotools(preds_b, gt_b, iou_type="keypoints")
+        assert reps[b].tolist() == [float(v) for v in ref.stats], b
+        compared += 1
+    assert compared >= 2
