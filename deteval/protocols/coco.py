@@ -131,6 +131,10 @@ class CocoReplay:
     file_order: np.ndarray  # int64 (I,): the dense index of each image in the file's order
     params: CocoParams
 
+    def __getstate__(self) -> dict:
+        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
 
 def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoReplay:
     """The :class:`CocoReplay` of an evaluation of ``gt``."""

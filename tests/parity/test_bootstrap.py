@@ -173,3 +173,15 @@ def test_keypoint_replicates_equal_pycocotools():
         assert reps[b].tolist() == [float(v) for v in ref.stats], b
         compared += 1
     assert compared >= 2
+
+
+def test_result_pickles_and_bootstraps_after():
+    import pickle
+
+    result = deteval.evaluate(PREDS["bbox"], GT)
+    size = len(pickle.dumps(result))
+    first = deteval.bootstrap(result, n=4, seed=2)
+    assert len(pickle.dumps(result)) == size  # the cached index is not pickled
+    again = deteval.bootstrap(pickle.loads(pickle.dumps(result)), n=4, seed=2)
+    assert np.array_equal(first.replicates, again.replicates)
+    assert json.loads(result.to_json()) == json.loads(pickle.loads(pickle.dumps(result)).to_json())
