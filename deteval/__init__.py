@@ -7,7 +7,7 @@
 
 from typing import TYPE_CHECKING
 
-from deteval.api import evaluate, load
+from deteval.api import bootstrap, compare, evaluate, load
 from deteval.errors import InputError
 from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results
 from deteval.result import CocoResult, EvalResult, VocResult
@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from deteval.pycocotools import init_as_pycocotools
 
 __all__ = [
-    "evaluate", "load", "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
+    "evaluate", "load", "bootstrap", "compare",
+    "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
     "load_coco_gt", "load_coco_results", "init_as_pycocotools",
 ]  # fmt: skip
 __version__ = "0.1.0"

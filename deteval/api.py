@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deteval import protocols
 from deteval.protocols.presets import Preset, read_config
 from deteval.result import EvalResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from deteval.comparison import ComparisonResult
+    from deteval.intervals import BootstrapResult
 from deteval.types import Detections, GroundTruth
 
 
@@ -75,6 +79,10 @@ def evaluate(
         (README: "Where pycocotools is lenient"). VOC's readers have no such
         input: ignored there.
         Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
+    slices : mapping, optional
+        ``{name: [image ids]}`` (``coco`` protocol): every stat per slice, in ``result.slices``
+        (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one
+        matching pass (:mod:`deteval.slices`; ``slices_by_field`` builds them from an image field).
     **options
         The protocol's options (``deteval.protocols.get(name).options``). For
         ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
@@ -105,4 +113,89 @@ def evaluate(
     >>> res.stats["AP"]  # doctest: +SKIP
     """
     proto = protocols.get(protocol)
-    return proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
+    slices = options.pop("slices", None)
+    preset = _preset(config)
+    result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=preset, strict=strict, **options)
+    if slices is not None:
+        from deteval.slices import slice_stats
+
+        result.slices = slice_stats(result, slices)
+    return result
+
+
+def bootstrap(
+    result: EvalResult | Any,
+    gt: Any = None,
+    n: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    **evaluate_options: Any,
+) -> BootstrapResult:
+    """Bootstrap percentile intervals of every stat, from one matching pass.
+
+    ``result`` is a ``coco`` result of :func:`evaluate` (bbox, segm or keypoints), or the detections, with
+    ``gt`` and any :func:`evaluate` keywords, to evaluate first. Replicate ``b`` resamples the ground
+    truth's images (in file order) with ``idx = np.random.default_rng(seed).integers(0, n_images,
+    n_images)``, the ``b``-th such draw; an image drawn k times counts k times, the images in draw order
+    (how score ties between images break). Its stats equal those of evaluating that materialised dataset.
+
+    Returns
+    -------
+    BootstrapResult
+        ``.replicates`` (n, n_stats) in ``stats`` order (then ``extra_stats``), ``.intervals``
+        ``{stat: (low, high)}``, ``.point``, ``.to_dict()``, ``.format_table()``.
+
+    Examples
+    --------
+    >>> ci = deteval.bootstrap("results.json", "instances_val2017.json", n=1000)  # doctest: +SKIP
+    >>> ci.intervals["AP"]  # doctest: +SKIP
+    """
+    from deteval.intervals import bootstrap_result
+
+    if not isinstance(result, EvalResult):
+        if gt is None:
+            raise TypeError("bootstrap() takes a result, or detections and ground truth")
+        result = evaluate(result, gt, **evaluate_options)
+    elif gt is not None or evaluate_options:
+        raise TypeError("bootstrap() of a result takes no ground truth or evaluate() options")
+    return bootstrap_result(result, n=n, seed=seed, level=level)
+
+
+def compare(
+    a: EvalResult | Any,
+    b: EvalResult | Any,
+    gt: Any = None,
+    n: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    compat: bool = True,
+    config: str | Path | Preset | dict | None = None,
+    strict: bool = False,
+    **options: Any,
+) -> ComparisonResult:
+    """Paired bootstrap comparison of two models on the same ground truth (``coco`` protocol).
+
+    ``a`` and ``b`` are two results of :func:`evaluate` on the same ground truth, or two detection
+    inputs with ``gt`` (evaluated here: the ground truth is loaded once, each model matched once). Each
+    replicate resamples the images once (the rule of :func:`bootstrap`) and re-accumulates both models
+    on them. Returns a :class:`~deteval.comparison.ComparisonResult`: per stat ``a``, ``b``, ``delta``
+    (b - a), its percentile ``intervals`` and two-sided bootstrap ``p_values``; per-class AP deltas
+    sorted by size; ``.format_table()``, ``.to_dict()``.
+    """
+    from deteval.comparison import compare_results
+
+    if isinstance(a, EvalResult) and isinstance(b, EvalResult):
+        if gt is not None or options:
+            raise TypeError("compare() of two results takes no ground truth or evaluate() options")
+        return compare_results(a, b, n=n, seed=seed, level=level)
+    if gt is None:
+        raise TypeError("compare() takes two results, or two detection inputs and the ground truth")
+    proto = protocols.get(protocol)
+    params = proto.params(iou_type, compat, _preset(config), strict, **options)
+    dets_a, gt_loaded = proto.load(a, gt, params)
+    dets_b, _ = proto.load(b, gt_loaded, params)
+    result_a = proto.evaluate_loaded(dets_a, gt_loaded, params)
+    result_b = proto.evaluate_loaded(dets_b, gt_loaded, params)
+    return compare_results(result_a, result_b, n=n, seed=seed, level=level)

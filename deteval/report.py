@@ -187,3 +187,18 @@ def with_operating_points(
         )  # fmt: skip
         rows.append({**row, **extra})
     return dataclasses.replace(result, per_class=rows)
+
+
+def slices_table(slices: dict[str, dict[str, float]]) -> str:
+    """Every stat per slice (``EvalResult.slices``): one row per slice, one column per stat."""
+    if not slices:
+        return ""
+    names = list(next(iter(slices.values())))
+    width = max(len(n) for n in [*slices, "slice"])
+    cols = [max(len(n), 6) for n in names]
+    head = f"{'slice':<{width}}  " + "  ".join(f"{n:>{c}}" for n, c in zip(names, cols))
+    rows = [
+        f"{name:<{width}}  " + "  ".join(f"{stats[n]:>{c}.3f}" for n, c in zip(names, cols))
+        for name, stats in slices.items()
+    ]
+    return "\n".join([head, *rows])

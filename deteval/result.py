@@ -81,6 +81,11 @@ class EvalResult:
     summary_lines: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     outcomes: Outcomes | None = field(default=None, repr=False, compare=False)
+    # the matches and ground-truth index a subset or resample of the images is re-accumulated from
+    # (deteval.bootstrap, slices): the protocol's own object, None where it keeps none; not serialised
+    replay: Any = field(default=None, repr=False, compare=False)
+    # every stat per slice of the images (evaluate(..., slices=...)): {slice name: {stat: value}}
+    slices: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:
@@ -99,6 +104,7 @@ class EvalResult:
             "params": jsonable(self.params),
             "stats": jsonable(self.stats),
             "per_class": jsonable(self.per_class),
+            **({"slices": jsonable([{"slice": k, **v} for k, v in self.slices.items()])} if self.slices else {}),
         }
 
     def to_json(self, path: str | Path | None = None, indent: int = 2) -> str:

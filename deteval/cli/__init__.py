@@ -96,8 +96,13 @@ def _silence_stdout() -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:  # deteval compare PREDS_A PREDS_B GT ...
+        from deteval.cli.compare import compare_main
+
+        return compare_main(argv[1:])
     try:
-        inv = parse_command_line(sys.argv[1:] if argv is None else argv)
+        inv = parse_command_line(argv)
     except InputError as exc:
         _print_error(exc)
         raise SystemExit(2) from None

@@ -197,6 +197,8 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
         for key in ("calibration", "lrp"):
             if getattr(extras, key, None) is not None:
                 payload[key] = getattr(extras, key).to_dict()
+        if extras.bootstrap is not None:
+            payload["bootstrap"] = extras.bootstrap.to_dict(replicates=args.bootstrap_replicates)
         texts["json"] = json.dumps(jsonable(payload), indent=2) + "\n"
     if args.csv or args.markdown:
         from deteval.report import per_class_csv, per_class_markdown
@@ -271,3 +273,11 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
         if getattr(extras, key, None) is not None:
             print(file=out)
             print(getattr(extras, key).format_table(), file=out)
+    if result.slices:
+        from deteval.report import slices_table
+
+        print(file=out)
+        print(slices_table(result.slices), file=out)
+    if extras.bootstrap is not None:
+        print(file=out)
+        print(extras.bootstrap.format_table(), file=out)

@@ -90,6 +90,23 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return v
+
+
+def interval_level(text: str) -> float:
+    v = _finite_float(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
+    return v
+
+
 def _finite_float(text: str) -> float:
     try:
         v = float(text)
@@ -212,6 +229,28 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="optimal LRP (oLRP, its Loc/FP/FN components and each class's optimal score threshold) as vernier "
         "0.5.4 computes it, at IoU .50 (coco protocol); printed, and under 'lrp' in --json",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=positive_int,
+        metavar="N",
+        help="bootstrap percentile intervals of every stat from N resamples of the images (coco protocol; "
+        "printed, and under 'bootstrap' in --json)",
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")
+    p.add_argument(
+        "--level", type=interval_level, default=0.95, metavar="L", help="the bootstrap intervals' level (default 0.95)"
+    )
+    p.add_argument(
+        "--bootstrap-replicates", action="store_true", help="also write every replicate's stats into --json"
+    )
+    p.add_argument(
+        "--slices",
+        metavar="FILE",
+        help='every stat per slice of the images: a JSON file {"name": [image ids], ...} (coco protocol)',
+    )
+    p.add_argument(
+        "--slice-by", metavar="KEY", help="every stat per value of a field of the ground truth's image records"
     )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(

@@ -26,6 +26,7 @@ class Extras:
     tide: Any = None  # --tide's TideResult
     calibration: Any = None  # --calibration's Calibration
     lrp: Any = None  # --lrp's LrpResult
+    bootstrap: Any = None  # --bootstrap's BootstrapResult
 
 
 @contextmanager
@@ -95,6 +96,18 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
 
         with flag_errors("--lrp"):
             extras.lrp = optimal_lrp(result)
+    if args.slices is not None or args.slice_by is not None:
+        from deteval.slices import read_slices, slice_stats, slices_by_field
+
+        flag = "--slices" if args.slices is not None else "--slice-by"
+        with flag_errors(flag):
+            chosen = read_slices(args.slices) if args.slices is not None else slices_by_field(args.gt, args.slice_by)
+            result.slices = slice_stats(result, chosen)
+    if args.bootstrap is not None:
+        from deteval.intervals import bootstrap_result
+
+        with flag_errors("--bootstrap"):
+            extras.bootstrap = bootstrap_result(result, n=args.bootstrap, seed=args.seed, level=args.level)
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)

@@ -33,7 +33,10 @@ from deteval.result import CocoResult, Outcomes
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
 
-__all__ = ["COCO", "CocoMatches", "CocoParams", "CocoProtocol", "make_params", "match", "result_from_matches"]
+__all__ = [
+    "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "replay_of", "make_params", "match",
+    "result_from_matches",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         compile_ahead(f"coco-{params.iou_type}", "sort-large")
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
-    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
-    if params.iou_type == "keypoints":
-        gt_ignore = gt_ignore | (_need(gt, "num_keypoints", "keypoints") == 0)
+    gt_ignore = gt_ignored(gt, params)
     # pycocotools marks matches with annotation ids and reads 0 as "no match"
     gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
     n_cat = len(gt.categories) if params.use_cats else 1
@@ -113,6 +114,56 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         ndet=ndet.astype(np.int64),
         nan_scores=dets.nan_scores,
         match_iou=match_iou,
+    )
+
+
+def gt_ignored(gt: GroundTruth, params: CocoParams) -> np.ndarray:
+    """Which ground truth is ignored (never a positive; a detection matched to it is ignored)."""
+    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
+    if params.iou_type == "keypoints":
+        gt_ignore = gt_ignore | (_need(gt, "num_keypoints", "keypoints") == 0)
+    return gt_ignore
+
+
+@dataclass(frozen=True)
+class CocoReplay:
+    """What re-accumulating a subset or a resample of the images needs (bootstrap, slices): the matches,
+    each ground truth's image, category and "counts as a positive" flag per area range, and the image
+    table's file order. Kept on the result (``EvalResult.replay``) by :meth:`CocoProtocol.reduce`."""
+
+    matches: CocoMatches
+    gt_image: np.ndarray  # int32 (G,)
+    gt_category: np.ndarray  # int32 (G,), 0 for all when categories are pooled
+    gt_counted: np.ndarray  # bool (G, A)
+    image_ids: np.ndarray  # (I,), sorted: the dense image indices' ids
+    file_order: np.ndarray  # int64 (I,): the dense index of each image in the file's order
+    params: CocoParams
+
+    def __getstate__(self) -> dict:
+        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoReplay:
+    """The :class:`CocoReplay` of an evaluation of ``gt``."""
+    ignore = gt_ignored(gt, params)
+    area_ranges = np.asarray(params.area_ranges, np.float64).reshape(-1, 2)
+    # pycocotools' test (outside: below or above), as positives_per_category: a NaN area is in every range
+    counted = ~ignore[:, None] & ~((gt.area[:, None] < area_ranges[:, 0]) | (gt.area[:, None] > area_ranges[:, 1]))
+    images = gt.images
+    file_order = (
+        np.arange(len(images), dtype=np.int64)
+        if images.file_rank is None
+        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
+    )
+    return CocoReplay(
+        matches=matches,
+        gt_image=gt.image,
+        gt_category=gt.category if params.use_cats else np.zeros(len(gt), np.int32),
+        gt_counted=counted,
+        image_ids=images.ids,
+        file_order=file_order,
+        params=params,
     )
 
 
@@ -273,7 +324,9 @@ class CocoProtocol(Protocol):
         return match(preds, gt, params)
 
     def reduce(self, matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoResult:
-        return reduce_matches(matches, gt.categories, params)
+        result = reduce_matches(matches, gt.categories, params)
+        result.replay = replay_of(matches, gt, params)
+        return result
 
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
         return summary_lines(result.stats, params, result.extra_stats)

@@ -126,6 +126,18 @@ def extra_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -
     return _stats_of(precision, recall, params, _extra_specs(params))
 
 
+def stat_plan(params: CocoParams) -> list[tuple[str, bool, np.ndarray, list[int], list[int]]]:
+    """Where each stat, then each extra stat, reads: ``(name, is_ap, IoU indices, area indices, max-dets
+    indices)``; the stat is the mean of the valid entries of ``arr[iou indices][..., areas, max dets]``,
+    as :func:`coco_stats` computes it (for re-accumulated arrays: deteval.intervals)."""
+    thr = np.arange(len(params.iou_thrs))
+    plan = []
+    for name, is_ap, iou, area, max_det in [*_stat_specs(params), *_extra_specs(params)]:
+        t, a, m = _summarize_indices(thr, params, iou, area, max_det)
+        plan.append((name, is_ap, t, a, m))
+    return plan
+
+
 def _summary_line(params: CocoParams, is_ap: bool, iou: float | None, area: str, max_det: int, value: float) -> str:
     """One line in pycocotools' ``_summarize`` format."""
     title, kind = ("Average Precision", "(AP)") if is_ap else ("Average Recall", "(AR)")

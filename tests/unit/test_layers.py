@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2 matching, and the stable sorts that matching and ranking share
     ("matching", "sorting"),
     # 3 accumulate stage: ranking, cumulative TP/FP curves, integrators, the result types protocols build
-    ("accumulate", "integrators", "ranking", "cumulative", "result"),
+    ("accumulate", "integrators", "ranking", "cumulative", "result", "resample"),
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
@@ -66,6 +66,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tide",
         "calibration",
         "lrp",
+        "intervals",
+        "slices",
+        "comparison",
     ),
     # 6 the public entry points
     ("api", "pycocotools"),
@@ -98,6 +101,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("accumulate", "cumulative"),
         ("integrators", "cumulative"),
         ("ranking", "integrators"),
+        # 3: re-accumulation of resampled images ranks as accumulation does, with its integrator
+        ("resample", "accumulate"),
+        ("resample", "integrators"),
         # 5: curves and reports read the operating points; plots draw the curves
         ("curves", "operating_points"),
         # 5: the score curves give operating points and bound their files by curve sampling
@@ -108,6 +114,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         ("plots", "operating_points"),
         # 5: LRP reads the outcomes with calibration's threshold and area lookups
         ("lrp", "calibration"),
+        # 5: slices re-accumulate as the bootstrap does
+        ("slices", "intervals"),
+        ("comparison", "intervals"),
         # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
         ("evaluator", "evaluator_state"),
         ("evaluator", "evaluator_inputs"),
