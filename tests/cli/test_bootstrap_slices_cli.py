@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from fake100 import GT, PREDS
 
 import deteval
 from deteval.cli import main
-from tests.parity.test_bootstrap import GT, PREDS
 
 
 def test_bootstrap_json_equals_the_api(tmp_path, capsys):

@@ -8,19 +8,14 @@ replicate (re-accumulated from the one matching pass) must give the same stats.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from fake100 import GT, PREDS
+from oracle import load_json, run_pycocotools
 
 import deteval
 from deteval.intervals import draws_of, stats_of_draws
-from tests.oracle import load_json, run_pycocotools
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "coco_fake100"
-GT = DATA / "instances_val2014_100.json"
-PREDS = {"bbox": DATA / "instances_val2014_fakebbox100_results.json",
-         "segm": DATA / "instances_val2014_fakesegm100_results.json"}  # fmt: skip
 
 
 def materialise(gt: dict, preds: list, idx: np.ndarray) -> tuple[dict, list]:
@@ -154,7 +149,7 @@ def test_replicates_equal_pycocotools_on_generated_cases(case, seed):
 
 def test_keypoint_replicates_equal_pycocotools():
     """keypoints1's one image made three (all detections, every other one, none): OKS matching, same rule."""
-    kp = DATA.parent / "keypoints1"
+    kp = GT.parent.parent / "keypoints1"
     gt1, dt1 = load_json(kp / "gt_dataset.json"), load_json(kp / "dt_dataset.json")
     (image,) = gt1["images"]
     gt = {**gt1, "images": [{**image, "id": i} for i in (3, 1, 2)], "annotations": []}

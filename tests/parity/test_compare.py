@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from fake100 import GT, PREDS
+from oracle import load_json
 
 import deteval
 from deteval.cli import main
-from tests.oracle import load_json
-from tests.parity.test_bootstrap import GT, PREDS
 
 
 def _perturbed(seed: int) -> list:

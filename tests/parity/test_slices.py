@@ -9,13 +9,13 @@ import json
 
 import numpy as np
 import pytest
+from fake100 import GT, PREDS
+from oracle import load_json
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 import deteval
 from deteval.slices import slices_by_field
-from tests.oracle import load_json
-from tests.parity.test_bootstrap import GT, PREDS
 
 
 def _pycocotools_on(preds, gt, img_ids, iou_type):
