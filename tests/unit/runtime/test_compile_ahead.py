@@ -130,3 +130,17 @@ def test_helpers_fill_the_cache_with_what_the_sample_needs_and_change_nothing(tm
     out_plain, _ = _sample(tmp_path / "cold-plain", "0", temp)
     assert out_helpers == out_plain == out_filled == out_warm
     assert "Average Precision" in out_plain
+
+
+def test_recorded_signatures_fit_the_kernels():
+    """Each recorded signature has as many types as its kernel has parameters: a kernel whose arguments
+    changed needs ``benchmarks/record_kernel_signatures.py`` run again."""
+    import importlib
+    import inspect
+
+    for group, kernels in GROUPS.items():
+        for name, texts in kernels:
+            module, _, qualname = name.rpartition(".")
+            kernel = getattr(importlib.import_module(module), qualname)
+            n_params = len(inspect.signature(kernel.py_func).parameters)
+            assert len(ca.parse_signature(texts)) == n_params, (group, name)
