@@ -40,6 +40,25 @@ def _area(a):  # pragma: no cover - numba
     return (a[3] - a[1]) * (a[2] - a[0])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _best_box(d, dt_boxes, gt_boxes, group_of, gt_rows, ga, gb, want_group_of):  # pragma: no cover - numba
+    """``(k, v)``: the first box of the group (index into ``gt_rows``) with the highest overlap among the
+    group-of boxes (``want_group_of``: intersection over the detection's area) or the normal ones (IoU)."""
+    area_d = _area(dt_boxes[d])
+    best = -1
+    best_v = -1.0
+    for k in range(ga, gb):
+        r = gt_rows[k]
+        if group_of[r] != want_group_of:
+            continue
+        i = _inter(dt_boxes[d], gt_boxes[r])
+        v = i / area_d if want_group_of else i / (area_d + _area(gt_boxes[r]) - i)
+        if v > best_v:
+            best_v = v
+            best = k
+    return best, best_v
+
+
 @njit(cache=True, nogil=True)
 def _match_range(lo, hi, gt_boxes, group_of, dt_boxes, dt_score, gt_rows, gt_off, dt_rows, dt_off,
                  thr, max_dets, min_score, outcome, group_score):  # pragma: no cover - numba  # fmt: skip
@@ -58,40 +77,21 @@ def _match_range(lo, hi, gt_boxes, group_of, dt_boxes, dt_score, gt_rows, gt_off
             d = dt_rows[j]
             if outcome[d] != FP:
                 continue
-            area_d = _area(dt_boxes[d])
-            best = -1
-            best_v = -1.0
-            for k in range(ga, gb):
-                r = gt_rows[k]
-                if group_of[r]:
-                    continue
-                i = _inter(dt_boxes[d], gt_boxes[r])
-                v = i / (area_d + _area(gt_boxes[r]) - i)
-                if v > best_v:
-                    best_v = v
-                    best = k
+            best, best_v = _best_box(d, dt_boxes, gt_boxes, group_of, gt_rows, ga, gb, False)
             if best >= 0 and best_v >= thr and not taken[best - ga]:
                 taken[best - ga] = True
                 outcome[d] = TP
+        # only after every TP is settled: a group-of box absorbs what normal boxes left as FP
         for j in range(dt_off[g], dt_off[g + 1]):
             d = dt_rows[j]
             if outcome[d] != FP:
                 continue
-            area_d = _area(dt_boxes[d])
-            best = -1
-            best_v = -1.0
-            for k in range(ga, gb):
-                r = gt_rows[k]
-                if not group_of[r]:
-                    continue
-                v = _inter(dt_boxes[d], gt_boxes[r]) / area_d
-                if v > best_v:
-                    best_v = v
-                    best = r
+            best, best_v = _best_box(d, dt_boxes, gt_boxes, group_of, gt_rows, ga, gb, True)
             if best >= 0 and best_v >= thr:
                 outcome[d] = ABSORBED
-                if dt_score[d] > group_score[best]:
-                    group_score[best] = dt_score[d]
+                r = gt_rows[best]
+                if dt_score[d] > group_score[r]:
+                    group_score[r] = dt_score[d]
 
 
 def match_openimages(

@@ -84,107 +84,78 @@ def _images(
     pre_c,
     pre_c_off,
 ):  # pragma: no cover - numba
+    # images are independent; one image's work, as tidecv's TIDERun._eval_image
     for im in range(lo, hi):
-        _one_image(
-            im, d_off, d_box, d_cls, g_off, g_box, g_cls, c_off,
-            c_box, c_cls, c_wild, pos, bg, state, err, target, gt_used, pre, pre_off, pre_c, pre_c_off,
-        )  # fmt: skip
-
-
-@njit(cache=True, inline="always")
-def _one_image(
-    im,
-    d_off,
-    d_box,
-    d_cls,
-    g_off,
-    g_box,
-    g_cls,
-    c_off,
-    c_box,
-    c_cls,
-    c_wild,
-    pos,
-    bg,
-    state,
-    err,
-    target,
-    gt_used,
-    pre,
-    pre_off,
-    pre_c,
-    pre_c_off,
-):  # pragma: no cover - numba
-    ds, nd = d_off[im], d_off[im + 1] - d_off[im]
-    gs, ng = g_off[im], g_off[im + 1] - g_off[im]
-    if nd == 0:
-        return
-    given = len(pre_off) > 0  # precomputed overlaps (masks), else box IoU
-    iou = np.empty((nd, ng))
-    for d in range(nd):
-        db = d_box[ds + d]
-        for g in range(ng):
-            if given:
-                iou[d, g] = pre[pre_off[im] + d * ng + g]
-                continue
-            gb = g_box[gs + g]
-            iou[d, g] = iou_xywh(db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], False)
-    for d in range(nd):
-        best, best_v = -1, -1.0
-        for g in range(ng):
-            if gt_used[gs + g] or g_cls[gs + g] != d_cls[ds + d]:
-                continue
-            if iou[d, g] > best_v:
-                best, best_v = g, iou[d, g]
-        if best >= 0 and best_v >= pos:  # pos > 0: a zero row never matches, as in tidecv
-            state[ds + d] = TP
-            gt_used[gs + best] = True
-    nc = c_off[im + 1] - c_off[im]
-    for c in range(c_off[im], c_off[im + 1]):
-        cb = c_box[c]
+        ds, nd = d_off[im], d_off[im + 1] - d_off[im]
+        gs, ng = g_off[im], g_off[im + 1] - g_off[im]
+        if nd == 0:
+            continue
+        given = len(pre_off) > 0  # precomputed overlaps (masks), else box IoU
+        iou = np.empty((nd, ng))
         for d in range(nd):
-            if state[ds + d] == TP or not (c_wild[c] or c_cls[c] == d_cls[ds + d]):
-                continue
             db = d_box[ds + d]
-            if given:
-                v = pre_c[pre_c_off[im] + d * nc + (c - c_off[im])]
+            for g in range(ng):
+                if given:
+                    iou[d, g] = pre[pre_off[im] + d * ng + g]
+                    continue
+                gb = g_box[gs + g]
+                iou[d, g] = iou_xywh(db[0], db[1], db[2], db[3], gb[0], gb[1], gb[2], gb[3], False)
+        for d in range(nd):
+            best, best_v = -1, -1.0
+            for g in range(ng):
+                if gt_used[gs + g] or g_cls[gs + g] != d_cls[ds + d]:
+                    continue
+                if iou[d, g] > best_v:
+                    best, best_v = g, iou[d, g]
+            if best >= 0 and best_v >= pos:  # pos > 0: a zero row never matches, as in tidecv
+                state[ds + d] = TP
+                gt_used[gs + best] = True
+        nc = c_off[im + 1] - c_off[im]
+        for c in range(c_off[im], c_off[im + 1]):
+            cb = c_box[c]
+            for d in range(nd):
+                if state[ds + d] == TP or not (c_wild[c] or c_cls[c] == d_cls[ds + d]):
+                    continue
+                db = d_box[ds + d]
+                if given:
+                    v = pre_c[pre_c_off[im] + d * nc + (c - c_off[im])]
+                else:
+                    v = iou_xywh(db[0], db[1], db[2], db[3], cb[0], cb[1], cb[2], cb[3], True)
+                if v > pos:
+                    state[ds + d] = IGNORED
+        for d in range(nd):
+            if state[ds + d] == TP:
+                continue
+            if ng == 0:
+                err[ds + d] = BKG
+                continue
+            dc = d_cls[ds + d]
+            i_same, v_same, i_other, v_other, v_dupe, v_any = 0, -1.0, 0, -1.0, 0.0, 0.0
+            for g in range(ng):
+                v = iou[d, g]
+                same = g_cls[gs + g] == dc
+                s = v if same else 0.0
+                o = 0.0 if same else v
+                if s > v_same:
+                    i_same, v_same = g, s
+                if o > v_other:
+                    i_other, v_other = g, o
+                if same and gt_used[gs + g] and v > v_dupe:
+                    v_dupe = v
+                if v > v_any:
+                    v_any = v
+            if bg <= v_same <= pos:
+                err[ds + d] = LOC
+                target[ds + d] = gs + i_same
+            elif v_other >= pos:
+                err[ds + d] = CLS
+                target[ds + d] = gs + i_other
+            elif v_dupe >= pos:
+                err[ds + d] = DUPE
+            elif v_any <= bg:
+                err[ds + d] = BKG
             else:
-                v = iou_xywh(db[0], db[1], db[2], db[3], cb[0], cb[1], cb[2], cb[3], True)
-            if v > pos:
-                state[ds + d] = IGNORED
-    for d in range(nd):
-        if state[ds + d] == TP:
-            continue
-        if ng == 0:
-            err[ds + d] = BKG
-            continue
-        dc = d_cls[ds + d]
-        i_same, v_same, i_other, v_other, v_dupe, v_any = 0, -1.0, 0, -1.0, 0.0, 0.0
-        for g in range(ng):
-            v = iou[d, g]
-            same = g_cls[gs + g] == dc
-            s = v if same else 0.0
-            o = 0.0 if same else v
-            if s > v_same:
-                i_same, v_same = g, s
-            if o > v_other:
-                i_other, v_other = g, o
-            if same and gt_used[gs + g] and v > v_dupe:
-                v_dupe = v
-            if v > v_any:
-                v_any = v
-        if bg <= v_same <= pos:
-            err[ds + d] = LOC
-            target[ds + d] = gs + i_same
-        elif v_other >= pos:
-            err[ds + d] = CLS
-            target[ds + d] = gs + i_other
-        elif v_dupe >= pos:
-            err[ds + d] = DUPE
-        elif v_any <= bg:
-            err[ds + d] = BKG
-        else:
-            err[ds + d] = BOTH
+                err[ds + d] = BOTH
 
 
 @njit(cache=True, inline="always")
