@@ -12,25 +12,21 @@ truth is the one known divergence (``test_degenerate_ground_truth``).
 from __future__ import annotations
 
 import json
-import math
 import pathlib
 import sys
 import warnings
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies_obb import near_threshold, obb_datasets
 
 import deteval
 from deteval.errors import InputError
-from deteval.geometry.obb import obb_iou_matrix
 
 hotcoco = pytest.importorskip("hotcoco")
 
 DATA = pathlib.Path(__file__).parent.parent / "data" / "obb"
 KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")
-THRESHOLDS = np.linspace(0.5, 0.95, 10)
 FLIPS = {"cases": 0, "flipped": 0}
 
 
@@ -166,54 +162,10 @@ def test_degenerate_ground_truth():
 # ------------------------------------------------------------------------------------------------
 # generated datasets
 # ------------------------------------------------------------------------------------------------
-# coordinates on a coarse grid and right angles as often as anything: exact IoUs such as 0.5 and 0.75
-coord = st.one_of(st.integers(0, 40).map(float), st.floats(0, 40, allow_nan=False))
-# negative sizes too (negative areas: outside every area range, in both tools); no size in (0, 0.5): hotcoco
-# matches anything to a ground truth whose sides are both below about 1e-14 (test_degenerate_ground_truth)
-size = st.one_of(st.integers(-30, 30).map(float), st.floats(0.5, 30), st.floats(-30, -0.5))
-angle = st.one_of(st.sampled_from([0.0, math.pi / 2, math.pi / 4, -math.pi, 3 * math.pi / 2]), st.floats(-7, 7))
-obb_values = st.tuples(coord, coord, size, size, angle).map(list)
-
-
-@st.composite
-def datasets(draw):
-    n_images = draw(st.integers(1, 3))
-    anns = []
-    for i in range(draw(st.integers(0, 10))):
-        ann = {"id": i + 1, "image_id": draw(st.integers(1, n_images)), "category_id": draw(st.integers(1, 2)),
-               "obb": draw(obb_values), "iscrowd": int(draw(st.integers(0, 5)) == 0)}  # fmt: skip
-        if draw(st.booleans()) and draw(st.booleans()):
-            ann["area"] = draw(st.sampled_from([0.0, 500.0, 1024.0, 2000.0, 9216.0, 20000.0]))
-        anns.append(ann)
-    preds = []
-    for _ in range(draw(st.integers(0, 14))):
-        if anns and draw(st.booleans()):  # near a ground truth
-            src = draw(st.sampled_from(anns))
-            box = [v + draw(st.sampled_from([0.0, 0.5, -1.0, 2.0])) for v in src["obb"]]
-            box[2], box[3] = abs(box[2]), abs(box[3])
-            img, cat = src["image_id"], src["category_id"]
-        else:
-            box, img, cat = draw(obb_values), draw(st.integers(1, n_images)), draw(st.integers(1, 2))
-        score = draw(st.floats(0, 1, allow_nan=False))
-        preds.append({"image_id": img, "category_id": cat, "obb": box, "score": score})
-    gt = {"images": [{"id": i, "width": 50, "height": 50} for i in range(1, n_images + 1)],
-          "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}], "annotations": anns}  # fmt: skip
-    return preds, gt
-
-
-def near_threshold(preds: list, gt: dict) -> bool:
-    """Whether some detection's IoU with a ground truth of its image and category is within 1e-9 of a threshold."""
-    for p in preds:
-        g = [a for a in gt["annotations"] if (a["image_id"], a["category_id"]) == (p["image_id"], p["category_id"])]
-        if g:
-            ious = obb_iou_matrix([p["obb"]], [a["obb"] for a in g], [bool(a["iscrowd"]) for a in g])
-            if (np.abs(ious.reshape(-1, 1) - THRESHOLDS) <= 1e-9).any():
-                return True
-    return False
 
 
 @settings(max_examples=max(1, settings().max_examples // 2), deadline=None)
-@given(datasets())
+@given(obb_datasets(negative_sizes=True))
 def test_generated_against_hotcoco(case):
     preds, gt = case
     got, want = deteval_stats(preds, gt), hotcoco_stats(preds, gt)

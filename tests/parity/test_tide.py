@@ -27,9 +27,11 @@ def _tidecv():
     return pytest.importorskip("tidecv")
 
 
-def _tidecv_data(gt: dict, preds: list, max_dets: int = 100):
-    """tidecv Data objects as ``datasets.COCO`` / ``COCOResult`` build them (boxes only, no masks)."""
+def _tidecv_data(gt: dict, preds: list, max_dets: int = 100, mask=None):
+    """tidecv Data objects as ``datasets.COCO`` / ``COCOResult`` build them: boxes only, or with ``mask(record)``
+    the mask each record carries (mask mode)."""
     tidecv = _tidecv()
+    mask = mask or (lambda record: None)
     gd, pd = tidecv.Data("gt", max_dets=max_dets), tidecv.Data("preds", max_dets=max_dets)
     for im in gt["images"]:
         gd.add_image(im["id"], im.get("file_name", str(im["id"])))
@@ -37,16 +39,16 @@ def _tidecv_data(gt: dict, preds: list, max_dets: int = 100):
         gd.add_class(c["id"], c.get("name", str(c["id"])))
     for a in gt["annotations"]:
         add = gd.add_ignore_region if a.get("iscrowd", 0) else gd.add_ground_truth
-        add(a["image_id"], a["category_id"], a["bbox"], None)
+        add(a["image_id"], a["category_id"], a["bbox"], mask(a))
     for p in preds:
-        pd.add_detection(p["image_id"], p["category_id"], p["score"], p["bbox"], None)
+        pd.add_detection(p["image_id"], p["category_id"], p["score"], p.get("bbox"), mask(p))
     return gd, pd
 
 
-def _tidecv_run(gd, pd):
+def _tidecv_run(gd, pd, masks: bool = False):
     """tidecv's numbers for one run: AP, counts, dAP, special dAP, per-class AP, the run itself."""
     tidecv = _tidecv()
-    run = tidecv.TIDE().evaluate(gd, pd, mode=tidecv.TIDE.BOX)
+    run = tidecv.TIDE().evaluate(gd, pd, mode=tidecv.TIDE.MASK if masks else tidecv.TIDE.BOX)
     return {
         "ap": run.ap,
         "counts": {e.short_name: v for e, v in run.count_errors().items()},

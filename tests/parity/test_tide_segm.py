@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
 from strategies_stats import stats_cases
-from test_tide import _assert_same
+from test_tide import _assert_same, _tidecv_data, _tidecv_run
 
 from deteval.tide import tide_errors
 
@@ -38,30 +38,11 @@ def _tidecv_mask_data(gt: dict, preds: list):
     """tidecv Data as its COCO loaders build them in mask mode; polygon results are turned into RLEs first
     (tidecv would hand the polygon lists to mask.iou as they are)."""
     size = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
-    gd, pd = tidecv.Data("gt", max_dets=100), tidecv.Data("preds", max_dets=100)
-    for im in gt["images"]:
-        gd.add_image(im["id"], im.get("file_name", str(im["id"])))
-    for c in gt["categories"]:
-        gd.add_class(c["id"], c.get("name", str(c["id"])))
-    for a in gt["annotations"]:
-        add = gd.add_ignore_region if a.get("iscrowd", 0) else gd.add_ground_truth
-        add(a["image_id"], a["category_id"], a["bbox"], _rle(a["segmentation"], *size[a["image_id"]]))
-    for p in preds:
-        pd.add_detection(p["image_id"], p["category_id"], p["score"], p.get("bbox"),
-                         _rle(p["segmentation"], *size[p["image_id"]]))  # fmt: skip
-    return gd, pd
+    return _tidecv_data(gt, preds, mask=lambda r: _rle(r["segmentation"], *size[r["image_id"]]))
 
 
 def _tidecv_mask_run(gd, pd):
-    run = tidecv.TIDE().evaluate(gd, pd, mode=tidecv.TIDE.MASK)
-    return {
-        "ap": run.ap,
-        "counts": {e.short_name: v for e, v in run.count_errors().items()},
-        "dap": {e.short_name: v for e, v in run.fix_main_errors().items()},
-        "special": {e.short_name: v for e, v in run.fix_special_errors().items()},
-        "class_ap": {k: obj.get_ap() for k, obj in run.ap_data.objs.items() if not obj.is_empty()},
-        "run": run,
-    }
+    return _tidecv_run(gd, pd, masks=True)
 
 
 @pytest.mark.parametrize("name", list(SEGM_PAIRS))

@@ -9,7 +9,6 @@ against shapely and against xywha on the corners of the same boxes.
 from __future__ import annotations
 
 import json
-import math
 import pickle
 import warnings
 
@@ -18,15 +17,15 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies_obb import near_threshold, obb_datasets
 
 import deteval
 from deteval.errors import InputError
 from deteval.evaluator import Evaluator
-from deteval.geometry.obb import obb_corners, obb_iou_matrix, poly_iou_blocks
+from deteval.geometry.obb import obb_corners, poly_iou_blocks
 
 OBB = DATA_DIR / "obb"
 ARRAYS = ("precision", "recall", "scores")
-THRESHOLDS = np.linspace(0.5, 0.95, 10)
 
 
 def load_fixture() -> tuple[list, dict]:
@@ -150,49 +149,9 @@ def test_states_of_other_iou_types_or_formats_do_not_merge():
 # --------------------------------------------------------------------------------------
 # generated data: evaluate() and hotcoco
 
-coord = st.one_of(st.integers(0, 40).map(float), st.floats(0, 40, allow_nan=False))
-size = st.one_of(st.integers(0, 30).map(float), st.floats(0.5, 30))  # hotcoco: see test_coco_obb's degenerate case
-angle = st.one_of(st.sampled_from([0.0, math.pi / 2, math.pi / 4, -math.pi]), st.floats(-7, 7))
-obb_values = st.tuples(coord, coord, size, size, angle).map(list)
-
-
-@st.composite
-def datasets(draw):
-    n_images = draw(st.integers(1, 3))
-    anns = []
-    for i in range(draw(st.integers(0, 8))):
-        ann = {"id": i + 1, "image_id": draw(st.integers(1, n_images)), "category_id": draw(st.integers(1, 2)),
-               "obb": draw(obb_values), "iscrowd": int(draw(st.integers(0, 5)) == 0)}  # fmt: skip
-        if draw(st.integers(0, 3)) == 0:
-            ann["area"] = draw(st.sampled_from([0.0, 500.0, 1024.0, 9216.0, 20000.0]))
-        anns.append(ann)
-    preds = []
-    for _ in range(draw(st.integers(0, 12))):
-        if anns and draw(st.booleans()):  # near a ground truth
-            src = draw(st.sampled_from(anns))
-            box = [v + draw(st.sampled_from([0.0, 0.5, -1.0, 2.0])) for v in src["obb"]]
-            box[2], box[3] = abs(box[2]), abs(box[3])
-            img, cat = src["image_id"], src["category_id"]
-        else:
-            box, img, cat = draw(obb_values), draw(st.integers(1, n_images)), draw(st.integers(1, 2))
-        preds.append({"image_id": img, "category_id": cat, "obb": box, "score": draw(st.floats(0, 1))})
-    gt = {"images": [{"id": i, "width": 50, "height": 50} for i in range(1, n_images + 1)],
-          "categories": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}], "annotations": anns}  # fmt: skip
-    return preds, gt
-
-
-def near_threshold(preds: list, gt: dict) -> bool:
-    for p in preds:
-        g = [a for a in gt["annotations"] if (a["image_id"], a["category_id"]) == (p["image_id"], p["category_id"])]
-        if g:
-            ious = obb_iou_matrix([p["obb"]], [a["obb"] for a in g], [bool(a["iscrowd"]) for a in g])
-            if (np.abs(ious.reshape(-1, 1) - THRESHOLDS) <= 1e-9).any():
-                return True
-    return False
-
 
 @settings(max_examples=100, deadline=None)
-@given(datasets(), st.integers(0, 2**16))
+@given(obb_datasets(max_gt=8, max_preds=12), st.integers(0, 2**16))
 def test_generated_equal_evaluate_and_hotcoco(case, seed):
     preds, gt = case
     ref = deteval.evaluate(preds, gt, iou_type="obb")
