@@ -36,8 +36,10 @@ def voc100():
 def rows_of(dt: Detections, gt: GroundTruth):
     """The containers as the oracle's rows: (image, class, box, difficult) and (image, class, score, box)."""
     difficult = gt.difficult | gt.crowd | gt.ignore
-    gts = [(int(i), int(c), tuple(b), bool(d)) for i, c, b, d in zip(gt.image, gt.category, gt.boxes.tolist(), difficult)]
-    dets = [(int(i), int(c), float(s), tuple(b)) for i, c, s, b in zip(dt.image, dt.category, dt.score, dt.boxes.tolist())]
+    g = zip(gt.image, gt.category, gt.boxes.tolist(), difficult)
+    d = zip(dt.image, dt.category, dt.score, dt.boxes.tolist())
+    gts = [(int(i), int(c), tuple(b), bool(x)) for i, c, b, x in g]
+    dets = [(int(i), int(c), float(s), tuple(b)) for i, c, s, b in d]
     return gts, dets
 
 
