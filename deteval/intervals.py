@@ -7,7 +7,10 @@ order. An image drawn ``k`` times counts as ``k`` distinct images (its ground tr
 repeated), and the images stand in draw order (the ``j``-th draw is the ``j``-th image), which fixes how
 score ties between images break (pycocotools breaks them by image order). A replicate's stats are those
 of evaluating that materialised dataset (images renumbered ``1..n`` in draw order): its matching is the
-original's, image by image, so only accumulation is redone (:mod:`deteval.resample`).
+original's, image by image, so only accumulation is redone (:mod:`deteval.resample` for the coco and lvis
+protocols, :mod:`deteval.resample_voc` for voc07 and voc10). VOC breaks score ties by row, not by image: the
+materialised dataset's detections stand draw after draw, each image's in their original row order. VOC's
+file formats keep no image order (XML folders, per-image text files): their images are resampled in id order.
 
 An interval is the percentile interval of the replicates' values: ``np.quantile`` (linear) at
 ``(1 - level) / 2`` and ``(1 + level) / 2`` over the replicates where the stat is defined (not -1, the

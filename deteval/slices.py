@@ -2,7 +2,8 @@
 
 A slice is a named list of image ids; its stats are those of evaluating its images alone (pycocotools
 with ``params.imgIds`` set to them): matching is per image, so the slice's images keep their matches
-and only accumulation is redone, over them, in id order (:mod:`deteval.resample`). Slices come from a
+and only accumulation is redone, over them, in id order (:mod:`deteval.resample`; for VOC, which breaks
+score ties by row, the detections keep their row order, :mod:`deteval.resample_voc`). Slices come from a
 mapping ``{name: [image ids]}`` (``--slices FILE.json``) or from a field of the ground truth's image
 records (``--slice-by KEY``: one slice per value, named by it).
 """
