@@ -92,7 +92,8 @@ def _p_value(deltas: np.ndarray) -> float:
 def compare_results(
     result_a: EvalResult, result_b: EvalResult, n: int = 1000, seed: int = 0, level: float = 0.95
 ) -> ComparisonResult:
-    """Compare two ``coco`` results of :func:`deteval.evaluate` on the same ground truth (module docstring)."""
+    """Compare two ``coco``, ``lvis``, ``voc07`` or ``voc10`` results of :func:`deteval.evaluate` on the same
+    ground truth and parameters (module docstring)."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")
     if not 0 < level < 1:
@@ -136,14 +137,19 @@ def compare_results(
     )
 
 
+def _defined(ap: float | None) -> bool:
+    """A class's AP exists: not -1 (COCO, LVIS: no ground truth), not None (VOC: no positives)."""
+    return ap is not None and ap > -1
+
+
 def _per_class_deltas(result_a: EvalResult, result_b: EvalResult) -> list[dict[str, Any]]:
     """Each category's AP in both results and ``b - a``, largest difference first (categories without
-    ground truth, AP -1, left out)."""
+    ground truth, AP -1 or None, left out)."""
     by_id = {row["category_id"]: row for row in result_b.per_class}
     rows = []
     for row in result_a.per_class:
         other = by_id.get(row["category_id"])
-        if other is None or "AP" not in row or row["AP"] <= -1 or other["AP"] <= -1:
+        if other is None or "AP" not in row or not _defined(row["AP"]) or not _defined(other["AP"]):
             continue
         rows.append({"category_id": row["category_id"], "name": row["name"], "a": row["AP"], "b": other["AP"],
                      "delta": other["AP"] - row["AP"]})  # fmt: skip

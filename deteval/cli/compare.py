@@ -13,6 +13,7 @@ from deteval.errors import InputError
 
 def _parser() -> argparse.ArgumentParser:
     from deteval.cli.parse import interval_level, positive_int
+    from deteval.intervals import REPLAYED
 
     p = argparse.ArgumentParser(
         prog="deteval compare",
@@ -22,13 +23,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("preds_a", help="model A's detections")
     p.add_argument("preds_b", help="model B's detections")
     p.add_argument("gt", help="the ground truth")
-    p.add_argument("--protocol", default="coco", choices=["coco"], help="the protocol (coco)")
+    p.add_argument("--protocol", default="coco", choices=list(REPLAYED), help="the protocol (default coco)")
     p.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "keypoints"], help="what is compared")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="replicates (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")
     p.add_argument(
         "--level", type=interval_level, default=0.95, metavar="L", help="the intervals' level (default 0.95)"
     )
+    p.add_argument("--names", metavar="FILE", help="voc07/voc10: class names file of VOC text detections")
     p.add_argument("--json", metavar="PATH", help="write the comparison as JSON (- for stdout)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p
@@ -42,7 +44,7 @@ def compare_main(argv: Sequence[str]) -> int:
     try:
         result = compare(
             args.preds_a, args.preds_b, args.gt, n=args.bootstrap, seed=args.seed, level=args.level,
-            protocol=args.protocol, iou_type=args.iou_type,
+            protocol=args.protocol, iou_type=args.iou_type, **({"names": args.names} if args.names else {}),
         )  # fmt: skip
         text = json.dumps(result.to_dict(), indent=2) + "\n"
         if args.json not in (None, "-"):

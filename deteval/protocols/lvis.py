@@ -42,7 +42,7 @@ from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_l
 from deteval.result import CocoResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
 
-__all__ = ["LVIS", "LvisParams", "LvisProtocol", "make_params", "result_from_matches"]
+__all__ = ["LVIS", "LvisParams", "LvisProtocol", "LvisReplay", "make_params", "replay_of", "result_from_matches"]
 
 IOU_TYPES = ("bbox", "segm")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
@@ -231,6 +231,57 @@ def result_from_matches(
     )
 
 
+@dataclass(frozen=True)
+class LvisReplay:
+    """What re-accumulating a resample or a slice of the images needs (bootstrap, slices, compare): the
+    matches, the evaluated ground truth's image, category and "counts as a positive" flag per area range,
+    the image table's file order and each category's frequency. Kept on the result by
+    :meth:`LvisProtocol.reduce` when the cuts are per image (a copy of an image keeps its matches); Fixed
+    AP's cut per category over the dataset changes with the images drawn, so it keeps none."""
+
+    matches: CocoMatches
+    gt_image: np.ndarray  # int32 (G,)
+    gt_category: np.ndarray  # int32 (G,)
+    gt_counted: np.ndarray  # bool (G, A)
+    image_ids: np.ndarray  # (I,), sorted
+    file_order: np.ndarray  # int64 (I,)
+    frequency: np.ndarray  # int8 (K,)
+    params: LvisParams
+    max_dets: tuple[int, ...] = (_NO_CUT,)  # the accumulation's cut per (image, category): none
+
+    def __getstate__(self) -> dict:
+        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def replay_of(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> LvisReplay | None:
+    """The :class:`LvisReplay` of an evaluation of ``gt`` (None under a cut per category: Fixed AP)."""
+    from deteval.matching.federated import positive_area
+
+    if params.max_dets_per_cat >= 0:
+        return None
+    keep = positive_area(gt.area)  # the ground truth select() evaluates
+    area, ignore = gt.area[keep], gt.ignore[keep]
+    lo, hi = params.area_ranges[:, 0], params.area_ranges[:, 1]
+    counted = ~ignore[:, None] & ~((area[:, None] < lo) | (area[:, None] > hi))  # as positives_per_category
+    images = gt.images
+    file_order = (
+        np.arange(len(images), dtype=np.int64)
+        if images.file_rank is None
+        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
+    )
+    return LvisReplay(
+        matches=matches,
+        gt_image=gt.image[keep],
+        gt_category=gt.category[keep],
+        gt_counted=counted,
+        image_ids=images.ids,
+        file_order=file_order,
+        frequency=gt.federated.frequency,
+        params=params,
+    )
+
+
 class LvisProtocol(Protocol):
     """LVIS v0.5/v1 detection and instance segmentation, as lvis-api 0.5.3 evaluates them."""
 
@@ -257,7 +308,9 @@ class LvisProtocol(Protocol):
         return match(preds, gt, params)
 
     def reduce(self, matches: CocoMatches, gt: GroundTruth, params: LvisParams) -> CocoResult:
-        return reduce_matches(matches, gt, params)
+        result = reduce_matches(matches, gt, params)
+        result.replay = replay_of(matches, gt, params)
+        return result
 
     def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
         return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)

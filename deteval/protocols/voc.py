@@ -283,11 +283,10 @@ class VocProtocol(Protocol):
                 o == 1, o == 0, offsets, m.npos, list(names_i), ties=params.ties, scores=scores, grid=params.grid
             )
         ap[:, valid & (m.npos == 0)] = 0.0  # a scored class without positives (DOTA): AP 0
-        m_ap = np.array([[np.mean(ap[t, valid, i]) if valid.any() else -1.0 for i in range(len(names_i))]
-                         for t in range(len(thrs))])  # fmt: skip
+        m_ap = class_means(ap, valid)
         rank = np.empty(len(m.score), np.int64)
         rank[order] = np.arange(len(m.score)) - np.repeat(offsets[:-1], np.diff(offsets))
-        return VocResult(
+        result = VocResult(
             protocol=params.protocol,
             iou_type=params.iou_type,
             stats=_stats(m_ap, valid, params),
@@ -313,6 +312,8 @@ class VocProtocol(Protocol):
             outcome=m.outcome,
             rank=rank,
         )
+        result.replay = replay_of(m, gt, params)
+        return result
 
     def summarize(self, result: VocResult, params: VocParams) -> list[str]:
         thrs, names_i, ap, m_ap = params.iou_thrs, params.integrators, result.ap, result.mAP
@@ -356,6 +357,57 @@ def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
             "+1 pixel rule is on, which adds 1 to every width and height; pass plus_one=False (--no-plus-one) "
             "for normalised or continuous coordinates"
         )
+
+
+@dataclass(frozen=True)
+class VocReplay:
+    """What re-ranking a resample or a slice of the images needs (bootstrap, slices, compare): the
+    matches, the positives' images and classes, the image table's file order (sorted ids when the loader
+    keeps none) and the parameters. Kept on the result (``EvalResult.replay``) by :meth:`VocProtocol.reduce`."""
+
+    matches: VocMatches
+    pos_image: np.ndarray  # int32 (P,): the ground truth counted as positives (not difficult)
+    pos_category: np.ndarray  # int32 (P,)
+    image_ids: np.ndarray  # (I,), sorted
+    file_order: np.ndarray  # int64 (I,)
+    n_cat: int
+    params: VocParams
+
+    def __getstate__(self) -> dict:
+        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def replay_of(matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocReplay:
+    """The :class:`VocReplay` of an evaluation of ``gt`` (positives: not difficult, crowd or ignored)."""
+    positive = ~(gt.difficult | gt.crowd | gt.ignore)
+    images = gt.images
+    file_order = (
+        np.arange(len(images), dtype=np.int64)
+        if images.file_rank is None
+        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
+    )
+    return VocReplay(
+        matches=matches,
+        pos_image=gt.image[positive],
+        pos_category=gt.category[positive],
+        image_ids=images.ids,
+        file_order=file_order,
+        n_cat=len(gt.categories),
+        params=params,
+    )
+
+
+def class_means(ap: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """mAP (T, I): the mean of ``ap`` (T, K, I) over the ``valid`` classes, -1 where none is."""
+    n_t, _, n_i = ap.shape
+    return np.array([[np.mean(ap[t, valid, i]) if valid.any() else -1.0 for i in range(n_i)] for t in range(n_t)])
+
+
+def stats_of_ap(ap: np.ndarray, valid: np.ndarray, params: VocParams) -> dict[str, float]:
+    """The stats of per-class AP (T, K, I) with ``valid`` (K,) the classes scored: what :meth:`VocProtocol.reduce`
+    reports, for a resample's AP (deteval.intervals)."""
+    return _stats(class_means(ap, valid), valid, params)
 
 
 def _suffix(i: int, name: str) -> str:

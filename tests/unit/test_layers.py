@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2 matching, and the stable sorts that matching and ranking share
     ("matching", "sorting"),
     # 3 accumulate stage: ranking, cumulative TP/FP curves, integrators, the result types protocols build
-    ("accumulate", "integrators", "ranking", "cumulative", "result", "resample"),
+    ("accumulate", "integrators", "ranking", "cumulative", "result", "resample", "resample_voc"),
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
     # 5 analysis and report, read from results
@@ -104,6 +104,7 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 3: re-accumulation of resampled images ranks as accumulation does, with its integrator
         ("resample", "accumulate"),
         ("resample", "integrators"),
+        ("resample_voc", "accumulate"),  # VOC's replay ranks as the VOC protocols do (rank_by_category)
         # 5: curves and reports read the operating points; plots draw the curves
         ("curves", "operating_points"),
         # 5: the score curves give operating points and bound their files by curve sampling
