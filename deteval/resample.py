@@ -226,14 +226,13 @@ def _items(index: ReplayIndex, cat_off: np.ndarray) -> dict[str, np.ndarray]:
 
 def _pattern_ids(state: np.ndarray, m0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's pattern (its distinct (state row, m0) pair) and a row of each pattern: np.unique's rows,
-    by a lexsort of base-3 codes of 20 columns at a time (states are 0, 1, 2)."""
+    by a lexsort of the rows' bytes read as 64-bit words (a state is one byte)."""
     n, v = state.shape
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys = [np.asarray(m0, np.int64)]
-    for lo in range(0, v, 20):
-        chunk = state[:, lo : lo + 20].astype(np.int64)
-        keys.append(chunk @ (3 ** np.arange(chunk.shape[1], dtype=np.int64)))
+    padded = np.zeros((n, -(-v // 8) * 8), np.int8)
+    padded[:, :v] = state
+    keys = [np.asarray(m0, np.uint64), *padded.view(np.uint64).T]
     keys_arr = np.stack(keys)
     order = np.lexsort(keys_arr)
     ordered = keys_arr[:, order]
