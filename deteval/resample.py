@@ -277,9 +277,11 @@ def _take(row, wt, st, m0, tp_col_off, tp_cols, fp_by_m0, n_tp, tp_fp, need_col,
     ok = True
     x0, x1 = tp_col_off[row], tp_col_off[row + 1]
     for mm in range(m, n_md):
-        for x in range(x0, x1):
-            j = tp_cols[x]
-            if need_col[mm, j]:
+        if need_col[mm, n_var]:  # some column's precision is read at these max dets
+            for x in range(x0, x1):
+                j = tp_cols[x]
+                if not need_col[mm, j]:
+                    continue
                 n_fp = 0
                 for m1 in range(mm + 1):
                     n_fp += fp_by_m0[m1, j]
@@ -344,10 +346,11 @@ def _replicate_kernel(
     for k in range(n_cat):
         for a in range(n_area):
             cap = max(cap, npig[k, a])
-    need_col = np.empty((n_md, n_var), np.bool_)
+    need_col = np.zeros((n_md, n_var + 1), np.bool_)  # column n_var: any column
     for m in range(n_md):
         for j in range(n_var):
             need_col[m, j] = need_p[j // n_thr, m]
+            need_col[m, n_var] |= need_col[m, j]
     n_tp = np.empty((n_md, n_var), np.int64)
     fp_by_m0 = np.empty((n_md, n_var), np.int64)
     tp_fp = np.empty((n_md, n_var, cap), np.int32)  # int32 as accumulate's: half the cache
