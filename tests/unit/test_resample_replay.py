@@ -74,7 +74,9 @@ def test_replicates_equal_accumulating_the_materialised_draws(seed):
     max_dets = np.array([1, 3, 100])
     index = build_index(cat, img, rank, score, state, *gt, n_cat, n_images, max_dets, COCO_REC_THRS)
     draws = [rng.integers(0, n_images, n_images) for _ in range(4)]
-    draws.append(np.repeat(rng.integers(0, n_images, 3), 8))  # a few images drawn 8 times each: many copies
+    # a few images drawn 8 times each among others: runs with many true-positive copies, others between them
+    many = np.concatenate([np.repeat(rng.integers(0, n_images, 4), 8), rng.integers(0, n_images, n_images)])
+    draws.append(rng.permutation(many))
     draws.append(np.arange(n_images))  # the evaluation itself
     for draw in draws:
         want_p, want_r = _materialised(draw, cat, img, rank, score, state, gt, n_cat, max_dets)
