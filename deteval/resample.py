@@ -316,7 +316,7 @@ def _replicate_kernel(
     run_pat_off, run_pats, tp_col_off, tp_cols, gt_image, gt_category, gt_counted, n_md, rec_thrs, need_p,
     precision, recall,
 ):  # pragma: no cover - numba  # fmt: skip
-    """One replicate's ``precision[A, M, T, R, K]`` (where ``need_p[a, m]``) and ``recall[A, M, T, K]``;
+    """One replicate's ``precision[A, M, T, K, R]`` (where ``need_p[a, m]``) and ``recall[A, M, T, K]``;
     False on inconsistent input. Walks each category's items (:class:`ReplayIndex`)."""
     n = len(draw)
     w = np.zeros(n_images, np.int64)
@@ -471,7 +471,7 @@ def _replicate_kernel(
                         recall[a, m, t, k] = -1.0
                         if need_p[a, m]:
                             for r in range(n_rec):
-                                precision[a, m, t, r, k] = -1.0
+                                precision[a, m, t, k, r] = -1.0
                 continue
             counts_reaching(rec_thrs, npos, need)
             for m in range(n_md):
@@ -483,7 +483,7 @@ def _replicate_kernel(
                     if need_p[a, m]:
                         coco101_from_true_positives(tp_fp[m, j], ntp, need, has[m], env, q, which)
                         for r in range(n_rec):
-                            precision[a, m, t, r, k] = q[r]
+                            precision[a, m, t, k, r] = q[r]
     return ok
 
 
@@ -495,7 +495,9 @@ def replicate_arrays(
 ) -> tuple[np.ndarray, np.ndarray]:
     """COCO's ``precision`` and ``recall`` of the images ``draw`` (dense indices, in the order they stand,
     repeats allowed), as evaluating that materialised dataset gives them, laid out ``[A, M, T, R, K]``
-    and ``[A, M, T, K]`` (``precision[a, m]`` is pycocotools' ``precision[:, :, :, a, m]``, contiguous).
+    and ``[A, M, T, K]`` (``precision[a, m]`` is pycocotools' ``precision[:, :, :, a, m]``). The precision
+    is a view of an ``[A, M, T, K, R]`` array: the kernel writes each column's 101 points side by side
+    (a stride of K doubles cost 1 ms of a 12 ms replicate on coco); indexing reads the same values.
 
     ``need_precision`` (bool ``(A, M)``) limits the precision to the (area range, max dets) pairs asked
     for (the others are left unwritten); None computes all. The kernel holds no GIL: replicates run
@@ -503,7 +505,7 @@ def replicate_arrays(
     """
     (n_thr, n_rec, n_cat, n_area, n_md), _ = index.shapes
     need = np.ones((n_area, n_md), np.bool_) if need_precision is None else np.asarray(need_precision, np.bool_)
-    precision = np.empty((n_area, n_md, n_thr, n_rec, n_cat))
+    precision = np.empty((n_area, n_md, n_thr, n_cat, n_rec))
     recall = np.empty((n_area, n_md, n_thr, n_cat))
     draw = np.ascontiguousarray(draw, np.int64)
     if len(draw) and (draw.min() < 0 or draw.max() >= index.n_images):
@@ -518,7 +520,7 @@ def replicate_arrays(
     )  # fmt: skip
     if not ok:
         raise ValueError("a category has more true positives than positives: matches and ground truth disagree")
-    return precision, recall
+    return precision.transpose(0, 1, 2, 4, 3), recall
 
 
 def as_pycocotools(precision: np.ndarray, recall: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
