@@ -75,7 +75,7 @@ class ReplayIndex:
     n_images: int
     max_dets: np.ndarray  # int64 (M,)
     rec_thrs: np.ndarray  # float64 (R,)
-    span: int = 1  # ranks are below it: (draw position, rank) orders as position * span + rank
+    span: int = 1  # ranks are below it (rank, span: for callers; the kernel reads a run's order off its blocks)
     # what a replicate walks: each category's items (cat_item_off), in ranked order. Kind 0: a group, the rows
     # of one pattern between two true positives (grp_pat; their images grp_img[grp_off[g]:grp_off[g + 1]]).
     # Kind 1: a true-positive row outside mixed runs. Kind 2: mixed run u: its blocks (an image's rows, holding
