@@ -5,11 +5,11 @@
 Each command runs as a user runs it, in a fresh subprocess with ``--quiet``: ``deteval DETS GT --protocol
 coco``, the same with ``--bootstrap N``, and ``deteval compare DETS B GT --bootstrap N`` (B is ``--preds-b``,
 else DETS again: both models are still matched and re-accumulated), after one ``--bootstrap 2`` to warm the
-kernel cache. Prints each command's wall and CPU
-seconds (medians over ``--runs``), the ratios to one evaluation (the target: bootstrap under 10x, compare
-under 2x the bootstrap) and the milliseconds per replicate: ``(bootstrap - one evaluation) / N``, which
-counts the ranked index built once per evaluation with the replicates, and half of ``compare - 2 x one
-evaluation`` per replicate for compare. The load average is printed with them: the machine is shared.
+kernel cache. Prints each command's wall and CPU seconds (medians over ``--runs``), the ratios to one
+evaluation (the target: bootstrap under 10x, compare under 2x the bootstrap) and the milliseconds per
+replicate: ``(bootstrap - one evaluation) / N``, which counts the ranked index built once per evaluation
+with the replicates, and half of ``compare - 2 x one evaluation`` per replicate for compare. The load
+average is printed with them: the machine is shared.
 """
 
 from __future__ import annotations
