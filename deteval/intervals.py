@@ -29,6 +29,7 @@ from deteval.result import EvalResult, jsonable
 
 __all__ = [
     "BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "replay_of_result", "stats_of_draws",
+    "stats_of_draws_many",
 ]  # fmt: skip
 
 
@@ -163,14 +164,25 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray]) -> np.ndarra
     """The stats (``result.stats`` then ``result.extra_stats``, in order) of each list of images in
     ``draws`` (dense image indices, in the order they stand), as evaluating that dataset gives them:
     ``(len(draws), n_stats)``, on threads (the same numbers whatever their count)."""
+    return stats_of_draws_many([result], draws)[0]
+
+
+def stats_of_draws_many(results: Sequence[EvalResult], draws: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """:func:`stats_of_draws` of several results on the same draws (paired models), as one list of tasks:
+    no thread waits between one result's replicates and the next's."""
     from deteval.jit import run_tasks
 
-    replay = replay_of_result(result)
-    index = _index(replay)
-    plan, need = _plan(replay)
-    rows = run_tasks([partial(_one, index, np.asarray(d, np.int64), plan, need) for d in draws])
-    n_stats = len(result.stats) + len(getattr(result, "extra_stats", {}) or {})
-    return np.array(rows, np.float64).reshape(len(draws), n_stats)
+    replays = [replay_of_result(r) for r in results]
+    indexes = [_index(replay) for replay in replays]  # in this thread: building one runs kernels on the pool
+    plans = [_plan(replay) for replay in replays]
+    arrays = [np.asarray(d, np.int64) for d in draws]
+    tasks = [partial(_one, index, d, *plan) for index, plan in zip(indexes, plans) for d in arrays]
+    rows = run_tasks(tasks)
+    out = []
+    for i, result in enumerate(results):
+        n_stats = len(result.stats) + len(getattr(result, "extra_stats", {}) or {})
+        out.append(np.array(rows[i * len(arrays) : (i + 1) * len(arrays)], np.float64).reshape(len(arrays), n_stats))
+    return out
 
 
 def draws_of(result: EvalResult, n: int, seed: int) -> list[np.ndarray]:
