@@ -507,6 +507,8 @@ def replicate_arrays(
     need = np.ones((n_area, n_md), np.bool_) if need_precision is None else np.asarray(need_precision, np.bool_)
     precision = np.empty((n_area, n_md, n_thr, n_cat, n_rec))
     recall = np.empty((n_area, n_md, n_thr, n_cat))
+    if len(index.cat_item_off) != len(index.cat_off):
+        raise ValueError("the index has no items: build it with build_index")
     draw = np.ascontiguousarray(draw, np.int64)
     if len(draw) and (draw.min() < 0 or draw.max() >= index.n_images):
         raise ValueError(f"image indices must lie in [0, {index.n_images})")
