@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.intervals import draws_of, replay_of_result, stats_of_draws
+from deteval.intervals import draws_of, replay_of_result, stats_of_draws_many
 from deteval.result import EvalResult, jsonable
 
 __all__ = ["ComparisonResult", "compare_results"]
@@ -110,7 +110,7 @@ def compare_results(
     if len(ra.file_order) == 0:
         raise InputError("compare", None, "the ground truth has no images to resample")
     draws = draws_of(result_a, int(n), seed)
-    reps_a, reps_b = stats_of_draws(result_a, draws), stats_of_draws(result_b, draws)
+    reps_a, reps_b = stats_of_draws_many([result_a, result_b], draws)
     point_a = {**result_a.stats, **(getattr(result_a, "extra_stats", {}) or {})}
     point_b = {**result_b.stats, **(getattr(result_b, "extra_stats", {}) or {})}
     names = tuple(point_a)

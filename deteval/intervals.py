@@ -32,6 +32,7 @@ from deteval.result import EvalResult, jsonable
 
 __all__ = [
     "BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "replay_of_result", "stats_of_draws",
+    "stats_of_draws_many",
 ]  # fmt: skip
 
 
@@ -219,20 +220,37 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray], by_draw: boo
     for a slice (each image once), whose rows keep their original order. Only VOC, which breaks score
     ties by row, not by image, tells the two apart.
     """
-    from deteval.jit import run_tasks
+    return stats_of_draws_many([result], draws, by_draw)[0]
 
+
+def _replicate_fn(result: EvalResult, by_draw: bool):
+    """The function of a draw giving ``result``'s stats on it; its index is built here, in this thread
+    (building one runs kernels on the pool)."""
     replay = replay_of_result(result)
     index = _index(replay)
     if result.protocol == "coco":
         plan, need = _plan(replay)
-        one = partial(_one, index, plan=plan, need=need)
-    elif result.protocol == "lvis":
-        one = partial(_one_lvis, index, replay)
-    else:
-        one = partial(_one_voc, index, replay, by_draw)
-    rows = run_tasks([partial(one, np.asarray(d, np.int64)) for d in draws])
-    n_stats = len(result.stats) + len(getattr(result, "extra_stats", {}) or {})
-    return np.array(rows, np.float64).reshape(len(draws), n_stats)
+        return partial(_one, index, plan=plan, need=need)
+    if result.protocol == "lvis":
+        return partial(_one_lvis, index, replay)
+    return partial(_one_voc, index, replay, by_draw)
+
+
+def stats_of_draws_many(
+    results: Sequence[EvalResult], draws: Sequence[np.ndarray], by_draw: bool = True
+) -> list[np.ndarray]:
+    """:func:`stats_of_draws` of several results on the same draws (paired models), as one list of tasks:
+    no thread waits between one result's replicates and the next's."""
+    from deteval.jit import run_tasks
+
+    fns = [_replicate_fn(r, by_draw) for r in results]
+    arrays = [np.asarray(d, np.int64) for d in draws]
+    rows = run_tasks([partial(fn, d) for fn in fns for d in arrays])
+    out = []
+    for i, result in enumerate(results):
+        n_stats = len(result.stats) + len(getattr(result, "extra_stats", {}) or {})
+        out.append(np.array(rows[i * len(arrays) : (i + 1) * len(arrays)], np.float64).reshape(len(arrays), n_stats))
+    return out
 
 
 def draws_of(result: EvalResult, n: int, seed: int) -> list[np.ndarray]:
