@@ -20,7 +20,6 @@ from deteval._runtime.nrt import initialize_runtime
 from deteval._runtime.objcode import object_payload, unserialize
 from deteval.compile_ahead import on_miss
 
-
 _checked_dirs: set[str] = set()  # cache directories found writable in this process
 
 
@@ -38,7 +37,8 @@ def _checked_once(locator_class: type) -> type:
             locator_class.ensure_cache_path(self)
             _checked_dirs.add(path)
 
-    return type(locator_class.__name__, (locator_class,), {"ensure_cache_path": ensure_cache_path, "__module__": __name__})
+    namespace = {"ensure_cache_path": ensure_cache_path, "__module__": __name__}
+    return type(locator_class.__name__, (locator_class,), namespace)
 
 
 class KernelCacheImpl(CompileResultCacheImpl):
