@@ -60,6 +60,7 @@ else:
     def numba_njit(*args, **kwargs):
         """numba's ``njit``; options with ``cache=True`` give dispatchers a kernel cache from the start."""
         return _numba_njit(*args, **kwargs) if args else njit_with_kernel_cache(_numba_njit, **kwargs)
+
     from deteval._runtime.preload import preload
 
     _typeof.install()
