@@ -19,6 +19,8 @@ class Tuning:
 
     # io: files from this size on are parsed straight into arrays by the byte scanner
     fast_path_bytes: int = 8 << 20
+    # io: with the scanner's kernels in the cache already, files from fast_path_bytes // this on are scanned
+    warm_scan_divisor: int = 32
     # io: files from this size on are memory-mapped, not copied (40 MB: 25 ms copied, 4 mapped)
     map_bytes: int = 1 << 20
     # io: a results file is scanned in pieces, on threads, from twice this size

@@ -52,10 +52,15 @@ else:
 
     import_numba_lightly()  # before anything below imports numba
 
-    from numba import njit as numba_njit
+    from numba import njit as _numba_njit
 
     from deteval._runtime import typeof as _typeof
-    from deteval._runtime.kernel_cache import with_kernel_cache
+    from deteval._runtime.kernel_cache import njit_with_kernel_cache, with_kernel_cache
+
+    def numba_njit(*args, **kwargs):
+        """numba's ``njit``; options with ``cache=True`` give dispatchers a kernel cache from the start."""
+        return _numba_njit(*args, **kwargs) if args else njit_with_kernel_cache(_numba_njit, **kwargs)
+
     from deteval._runtime.preload import preload
 
     _typeof.install()

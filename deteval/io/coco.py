@@ -82,7 +82,7 @@ def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis
         category ids; with ``strict``, any of the oddities above.
     """
     raw = read_bytes(source, "ground truth") if is_path(source) else None
-    if raw is not None and iou_type in _FAST_GT and len(raw) >= TUNING.fast_path_bytes:
+    if raw is not None and iou_type in _FAST_GT and _scanned(len(raw), iou_type):
         fast = gt_from_scan(raw, str(source), iou_type, strict, lvis_fields)
         if fast is not None:
             return fast
@@ -121,7 +121,7 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox", stri
         with ``strict``, the oddities above.
     """
     raw = read_bytes(source, "results") if is_path(source) else None
-    if raw is not None and iou_type in _FAST_RESULTS and len(raw) >= TUNING.fast_path_bytes:
+    if raw is not None and iou_type in _FAST_RESULTS and _scanned(len(raw), iou_type):
         fast = results_from_scan(scan_results(raw, iou_type), str(source), gt, iou_type)
         if fast is not None:
             return fast
@@ -144,8 +144,8 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
         dets = preds if isinstance(preds, Detections) else load_coco_results(preds, gt_loaded, iou_type, strict)
         return dets, gt_loaded
     scan = None
-    big_gt = is_path(gt) and iou_type in _FAST_GT and _file_size(gt) >= TUNING.fast_path_bytes
-    if is_path(preds) and iou_type in _FAST_RESULTS and _file_size(preds) >= TUNING.fast_path_bytes:
+    big_gt = is_path(gt) and iou_type in _FAST_GT and _scanned(_file_size(gt), iou_type)
+    if is_path(preds) and iou_type in _FAST_RESULTS and _scanned(_file_size(preds), iou_type):
         # with a cold kernel cache, helper processes compile the scanners and large inputs' sorts meanwhile
         compile_ahead(f"coco-{iou_type}-scan" if iou_type == "bbox" else "coco-segm-gt-scan", "sort-large")
         scan = _start_results_scan(preds, iou_type)
@@ -158,6 +158,51 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
         if fast is not None:
             return fast, gt_loaded
     return load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict), gt_loaded
+
+
+def _scanned(size: int, iou_type: str) -> bool:
+    """Whether the byte scanner reads a file of ``size`` bytes: from ``TUNING.fast_path_bytes`` on, and
+    for box evaluation from a 32nd of that (256 kB) once its kernels are in numba's cache.
+
+    A warm process imports numba for the evaluation anyway, and the scanner reads a 4 MB results
+    file in ~10 ms where JSON parsing and Python lists take ~0.15 s; with a cold cache its
+    compile (~15 s) is not worth it for such a file.
+    """
+    if size >= TUNING.fast_path_bytes:
+        return True
+    return iou_type == "bbox" and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached()
+
+
+_scanners_known: list[bool] = []  # once found cached, they stay so in this process
+
+
+def _scanners_cached() -> bool:
+    """Whether numba's cache holds both box-evaluation scanners (:data:`deteval.kernel_signatures.GROUPS`'
+    ``coco-bbox-scan``, the argument types a run gives them), without loading them."""
+    if _scanners_known:
+        return True
+    from deteval.compile_ahead import parse_signature
+    from deteval.io.scan import gt as scan_gt
+    from deteval.io.scan import result_records
+    from deteval.kernel_signatures import GROUPS
+
+    kernels = {
+        "deteval.io.scan.gt._scan_gt": scan_gt._scan_gt,
+        "deteval.io.scan.result_records.scan_result_records": result_records.scan_result_records,
+    }
+    group = GROUPS.get("coco-bbox-scan", [])
+    for kernel in kernels.values():
+        cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
+        if cached_signatures is None:  # DETEVAL_PLAIN_NUMBA or NUMBA_DISABLE_JIT: no such question to ask
+            return False
+    if {name for name, _ in group} != set(kernels):
+        return False
+    for name, texts in group:
+        kernel = kernels[name]
+        if parse_signature(texts) not in set(map(tuple, kernel._cache.cached_signatures(kernel.targetctx.codegen()))):
+            return False
+    _scanners_known.append(True)
+    return True
 
 
 def _file_size(path: Any) -> int:

@@ -50,8 +50,9 @@ class PieceScan:
         self.image_id = np.empty(cap, np.int64)
         self.category_id = np.empty(cap, np.int64)
         self.width = 5 if mode == M_OBB else 4  # an oriented box's 5 numbers, or a box's 4
-        self.bbox = np.empty((cap, self.width), np.float64)
-        self.score = np.empty(cap, np.float64)
+        # the two columns the detections keep: their pages past the last row are given back once joined
+        (self.bbox, bbox_map), (self.score, score_map) = _mapped((cap, self.width)), _mapped((cap,))
+        self.maps = ((self.bbox, bbox_map), (self.score, score_map))
         self.present = np.empty(cap, np.int64)
         self.rle = np.empty((cap if mode == M_READ else 0, 6), np.int64)
         # (kind, slot, start, end) for Python; pages touched only if used
@@ -105,7 +106,32 @@ class PieceScan:
             if len(self.bounds) == 1:
                 return None
             return PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
+        for column, mapped in self.maps:
+            release_tail(mapped, self.nrec * column[:1].nbytes)
         return (*(column[: self.nrec] for column in self._arrays()), np.concatenate(self.placed_spans))
+
+
+def _mapped(shape: tuple[int, ...]) -> tuple[np.ndarray, mmap.mmap | None]:
+    """A float64 array (zeros until written) in an anonymous memory map of its own, and the map.
+
+    Sized for the most records the bytes could hold, such a column is written in each piece's
+    stretch and the rows then moved down together: :func:`release_tail` gives back what is left.
+    """
+    count = int(np.prod(shape))
+    if not hasattr(mmap, "MAP_PRIVATE"):  # not POSIX: an ordinary array, nothing given back
+        return np.empty(shape, np.float64), None
+    # private: pages given back are freed (a shared map's would stay allocated, out of this process's count)
+    mapped = mmap.mmap(-1, max(count * 8, 1), flags=mmap.MAP_PRIVATE)
+    return np.frombuffer(mapped, np.float64, count).reshape(shape), mapped
+
+
+def release_tail(mapped: mmap.mmap | None, keep: int) -> None:
+    """The whole pages of a private anonymous map after its first ``keep`` bytes freed (read again,
+    they are zeros); the arrays over it keep only their first rows."""
+    start = -(-keep // mmap.PAGESIZE) * mmap.PAGESIZE
+    if mapped is not None and len(mapped) > start and hasattr(mmap, "MADV_DONTNEED"):
+        with suppress(OSError, ValueError):  # advice only
+            mapped.madvise(mmap.MADV_DONTNEED, start, len(mapped) - start)
 
 
 def release_pages(raw, lo: int, hi: int) -> None:

@@ -28,6 +28,7 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize("name", sorted(COCO_PAIRS))
 def test_fast_path_equals_general_path(name, monkeypatch, tmp_path):
     pair = COCO_PAIRS[name]
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 1 << 62)  # the general path, whatever the kernel cache holds
     general_gt = coco_io.load_coco_gt(pair.gt_path)
     dt_path = pair.preds_list_path(tmp_path)  # the fast path reads plain lists only
     general_dt = coco_io.load_coco_results(dt_path, general_gt)
