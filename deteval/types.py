@@ -123,6 +123,12 @@ class IdTable:
         found = self.ids[pos] == values
         return pos.astype(np.int32), found
 
+    def file_order(self) -> np.ndarray:
+        """Dense indices in the file's own order (ascending id order when there was no file), int64."""
+        if self.file_rank is None:
+            return np.arange(len(self.ids), dtype=np.int64)
+        return np.argsort(self.file_rank, kind="stable").astype(np.int64)
+
     def slice(self, lo: int, hi: int) -> IdTable:
         """The ids ``lo <= index < hi``, with their attributes."""
         cut = lambda a: None if a is None else a[lo:hi]  # noqa: E731

@@ -151,18 +151,13 @@ def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> Coco
     # pycocotools' test (outside: below or above), as positives_per_category: a NaN area is in every range
     counted = ~ignore[:, None] & ~((gt.area[:, None] < area_ranges[:, 0]) | (gt.area[:, None] > area_ranges[:, 1]))
     images = gt.images
-    file_order = (
-        np.arange(len(images), dtype=np.int64)
-        if images.file_rank is None
-        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
-    )
     return CocoReplay(
         matches=matches,
         gt_image=gt.image,
         gt_category=gt.category if params.use_cats else np.zeros(len(gt), np.int32),
         gt_counted=counted,
         image_ids=images.ids,
-        file_order=file_order,
+        file_order=images.file_order(),
         params=params,
     )
 

@@ -265,18 +265,13 @@ def replay_of(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> 
     lo, hi = params.area_ranges[:, 0], params.area_ranges[:, 1]
     counted = ~ignore[:, None] & ~((area[:, None] < lo) | (area[:, None] > hi))  # as positives_per_category
     images = gt.images
-    file_order = (
-        np.arange(len(images), dtype=np.int64)
-        if images.file_rank is None
-        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
-    )
     return LvisReplay(
         matches=matches,
         gt_image=gt.image[keep],
         gt_category=gt.category[keep],
         gt_counted=counted,
         image_ids=images.ids,
-        file_order=file_order,
+        file_order=images.file_order(),
         frequency=gt.federated.frequency,
         params=params,
     )

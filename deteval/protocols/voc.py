@@ -382,17 +382,12 @@ def replay_of(matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocRep
     """The :class:`VocReplay` of an evaluation of ``gt`` (positives: not difficult, crowd or ignored)."""
     positive = ~(gt.difficult | gt.crowd | gt.ignore)
     images = gt.images
-    file_order = (
-        np.arange(len(images), dtype=np.int64)
-        if images.file_rank is None
-        else np.argsort(images.file_rank, kind="stable").astype(np.int64)
-    )
     return VocReplay(
         matches=matches,
         pos_image=gt.image[positive],
         pos_category=gt.category[positive],
         image_ids=images.ids,
-        file_order=file_order,
+        file_order=images.file_order(),
         n_cat=len(gt.categories),
         params=params,
     )
