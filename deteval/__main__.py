@@ -4,31 +4,9 @@ import sys
 
 try:
     from deteval.cli import main
+    from deteval.cli.leave import leave
 except KeyboardInterrupt:  # Ctrl-C while the modules load: the same one line and status as during a run
     sys.stderr.write("deteval: interrupted\n")
     sys.exit(130)
 
-
-def _leave(status: object) -> None:
-    """Exit with ``status`` as ``sys.exit`` would, without the interpreter's teardown.
-
-    Freeing the modules one by one at exit (numba's and llvmlite's object graphs) took
-    about 0.1 s of every run, after the last line was printed. The ``atexit`` handlers
-    still run and the output is flushed; only the teardown is skipped. A status that is
-    not an int (a message), or output that cannot be flushed, leaves the usual way.
-    """
-    if status is not None and not isinstance(status, int):
-        sys.exit(status)
-    import atexit
-    import os
-
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(status)
-    os._exit(status or 0)
-
-
-_leave(main())
+leave(main())

@@ -169,3 +169,10 @@ def bench_preset(tmp_path_factory):
         return made[name]
 
     return get
+
+
+@pytest.fixture
+def no_shipped_kernels(monkeypatch):
+    """Kernels compiled at build time ignored (they and their subprocesses start from numba's own cache):
+    for tests of what a cold cache does. An installed package ships them (deteval/_runtime/shipped.py)."""
+    monkeypatch.setenv("DETEVAL_SHIPPED_KERNELS", "0")

@@ -6,6 +6,7 @@ every other numba user's caches, are left as they are.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from deteval._runtime.digest import kernel_sources_digest
 from deteval._runtime.light_import import import_arraymath_without_scipy, scipy_blas_deferred
 from deteval._runtime.nrt import initialize_runtime
 from deteval._runtime.objcode import object_payload, unserialize
+from deteval._runtime.shipped import filling, shipped_cache_file
 from deteval.compile_ahead import on_miss
 
 _checked_dirs: set[str] = set()  # cache directories found writable in this process
@@ -114,15 +116,39 @@ class KernelCache(FunctionCache):
     numba would load the old code. The key here adds a digest of every kernel
     module's source (:func:`kernel_sources_digest`), so a change to any of them
     recompiles them all.
+
+    A miss then looks in the kernels compiled when the package was built
+    (:mod:`deteval._runtime.shipped`) before compiling.
     """
 
     _impl_class = KernelCacheImpl
+
+    def _shipped(self):
+        """The shipped cache file of this kernel (None when none), found once."""
+        try:
+            return self._shipped_file
+        except AttributeError:
+            self._shipped_file = shipped_cache_file(self._py_func, self._impl.filename_base)
+            if filling() and self._shipped_file is not None:  # the build step: saves go there too
+                os.makedirs(self._shipped_file._cache_path, exist_ok=True)
+                self._cache_file = self._shipped_file
+            return self._shipped_file
+
+    def _load_shipped(self, sig, target_context):
+        shipped = self._shipped()
+        if shipped is None or shipped is self._cache_file:
+            return None
+        data = shipped.load(self._index_key(sig, target_context.codegen()))
+        return None if data is None else self._impl.rebuild(target_context, data)
 
     def load_overload(self, sig, target_context):
         initialize_runtime(target_context, self._cache_path)
         # unpickling a kernel imports the modules of the numba implementations it uses
         with scipy_blas_deferred(), _numba_modules_left_unimported(), self._guard_against_spurious_io_errors():
+            self._shipped()
             loaded = self._load_overload(sig, target_context)
+            if loaded is None:
+                loaded = self._load_shipped(sig, target_context)
             # a cold cache: helper processes start (or have just compiled this kernel: load it)
             if loaded is None and on_miss(f"{self._py_func.__module__}.{self._py_func.__qualname__}", sig):
                 loaded = self._load_overload(sig, target_context)
@@ -136,8 +162,11 @@ class KernelCache(FunctionCache):
 
     def cached_signatures(self, codegen) -> list:
         """The argument types of every compilation of this kernel in the cache that this process can load."""
+        shipped = self._shipped()
         with self._guard_against_spurious_io_errors():
             index = self._cache_file._load_index()
+            if shipped is not None and shipped is not self._cache_file:
+                index = {**shipped._load_index(), **index}
         return [key[0] for key in index if key == self._index_key(key[0], codegen)]
 
 

@@ -39,7 +39,7 @@ from deteval.cli.parse import (
 )
 from deteval.errors import InputError
 
-__all__ = ["build_parser", "main", "sample_pair"]
+__all__ = ["build_parser", "console_main", "main", "sample_pair"]
 
 
 def _print_error(exc: InputError) -> None:
@@ -66,6 +66,14 @@ def _compile_notice(progress, enabled: bool) -> Iterator[None]:
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+
+def console_main() -> None:
+    """The ``deteval`` command (``[project.scripts]``): :func:`main`, then the exit of ``python -m deteval``
+    (:func:`deteval.cli.leave.leave`: no interpreter teardown)."""
+    from deteval.cli.leave import leave
+
+    leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,8 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import deteval
 from deteval.cli import COMPILE_NOTICE
+
+# tests of what a cold cache does: the kernels an installed package ships are ignored
+pytestmark = pytest.mark.usefixtures("no_shipped_kernels")
 
 ROOT = Path(deteval.__file__).resolve().parents[1]
 

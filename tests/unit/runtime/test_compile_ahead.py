@@ -16,6 +16,9 @@ import deteval.compile_ahead as ca
 from deteval._runtime import PLAIN
 from deteval.kernel_signatures import GROUPS, ORDER
 
+# tests of what a cold cache does: the kernels an installed package ships are ignored
+pytestmark = pytest.mark.usefixtures("no_shipped_kernels")
+
 patched = pytest.mark.skipif(PLAIN, reason="DETEVAL_PLAIN_NUMBA=1: no kernel cache of deteval's, no helpers")
 
 # the sample through the CLI, then the number of deteval kernels this process compiled

@@ -17,6 +17,9 @@ import pytest
 from deteval._runtime import PLAIN
 from deteval.jit import SharedTasks, num_threads, run_chunks, run_tasks, using_threads
 
+# tests of what a cold cache does: the kernels an installed package ships are ignored
+pytestmark = pytest.mark.usefixtures("no_shipped_kernels")
+
 patched = pytest.mark.skipif(PLAIN, reason="DETEVAL_PLAIN_NUMBA=1: numba's patches are off")
 
 

@@ -1,0 +1,137 @@
+"""Kernels compiled when the package was built: a read-only second cache inside the installed package.
+
+``pip install .`` runs ``setup.py``'s build step, which runs :func:`build` on
+the package being built: it
+compiles every kernel group of :mod:`deteval.kernel_signatures` (what a box
+evaluation of any size needs) into ``DIR`` (``deteval/_kernels`` in the wheel),
+in parallel processes. A :class:`~deteval._runtime.kernel_cache.KernelCache`
+looks there after a miss in numba's own cache (``NUMBA_CACHE_DIR`` or
+``__pycache__``), before compiling: the first run after install, or in a fresh
+container with an empty ``NUMBA_CACHE_DIR``, loads these kernels as a warm run
+loads its own. Nothing is ever written there after the build.
+
+An entry is used only where numba would use its own: the key is the kernel
+cache's (argument types, this CPU's name and features, the kernel's bytecode,
+the digest of every kernel source) and the index carries numba's version. A
+wheel built on another CPU, or with another numba than the one installed beside
+it (pip's isolated build environment resolves its own), is simply not used:
+kernels compile on first use, as without it. The stamp numba keeps of a source
+file's time is replaced by a constant, since installing sets new times; the
+sources digest covers their bytes.
+
+``DETEVAL_SHIPPED_KERNELS=0`` ignores the shipped kernels (tests of the cold
+path set it) and, at build time, skips the compile.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+
+from numba.core.caching import IndexDataCacheFile
+
+ENV = "DETEVAL_SHIPPED_KERNELS"
+FILL_ENV = "DETEVAL_SHIP_INTO"  # set by the build step: kernels load from and save to this folder
+DIRNAME = "_kernels"
+STAMP = "deteval-shipped"  # numba's source stamp (mtime and size) would change at every install
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # deteval/
+
+
+def _root() -> str | None:
+    """The folder of shipped kernels in use: the build's, the installed package's, or None (off or absent)."""
+    fill = os.environ.get(FILL_ENV)
+    if fill:
+        return fill
+    if os.environ.get(ENV, "").strip() == "0":
+        return None
+    root = os.path.join(_PACKAGE, DIRNAME)
+    return root if os.path.isdir(root) else None
+
+
+def shipped_cache_file(py_func, filename_base: str) -> IndexDataCacheFile | None:
+    """The shipped index and data files of ``py_func``'s kernel, or None when none are shipped.
+
+    Files sit in the folder of the kernel's module relative to the package, since numba's file
+    names carry only the module's base name (``io/coco.py`` and ``protocols/coco.py`` would meet).
+    """
+    root = _root()
+    if root is None:
+        return None
+    try:
+        source = os.path.abspath(inspect.getfile(py_func))
+    except (TypeError, OSError):
+        return None
+    rel = os.path.relpath(os.path.dirname(source), _PACKAGE)
+    if rel.startswith(os.pardir):  # not one of this package's modules
+        return None
+    return IndexDataCacheFile(cache_path=os.path.join(root, rel), filename_base=filename_base, source_stamp=STAMP)
+
+
+def filling() -> bool:
+    """Whether this process is the build step's, saving kernels into the shipped folder."""
+    return bool(os.environ.get(FILL_ENV))
+
+
+def _kernel_names() -> list[str]:
+    from deteval.kernel_signatures import GROUPS, ORDER
+
+    return list(dict.fromkeys(name for group in ORDER for name, _ in GROUPS[group]))
+
+
+def compile_kernels(claims: str, names: list[str]) -> None:
+    """Compile every recorded signature of these kernels (module.qualname) not claimed by another process.
+
+    A kernel is claimed whole (a file created with ``O_EXCL`` in ``claims``): two processes saving
+    entries of one kernel at once could each rewrite its index without the other's entry.
+    """
+    import importlib
+
+    from deteval.compile_ahead import kernel_key, parse_signature
+    from deteval.kernel_signatures import GROUPS
+
+    for name in names:
+        try:
+            os.close(os.open(os.path.join(claims, kernel_key(name, ())), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            continue
+        module, _, qualname = name.rpartition(".")
+        kernel = getattr(importlib.import_module(module), qualname)
+        for group in GROUPS.values():
+            for entry, texts in group:
+                if entry != name:
+                    continue
+                try:
+                    kernel.compile(parse_signature(texts))
+                except Exception as exc:  # noqa: BLE001 - a stale recorded signature: only this one compiles on use
+                    print(f"deteval: {name}{texts} not compiled at build: {exc}", file=sys.stderr)
+
+
+def build(target: str, processes: int | None = None, names: list[str] | None = None) -> None:
+    """Fill ``target`` with the recorded signatures of ``names`` (default: every recorded kernel), compiled
+    by ``processes`` child processes at once (each takes the next kernel no other has taken, in the order a
+    run needs them: the scanners, the largest, first)."""
+    import subprocess
+    import tempfile
+
+    names = _kernel_names() if names is None else names
+    if processes is None:
+        try:
+            processes = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            processes = os.cpu_count() or 1
+    processes = max(1, min(processes, len(names)))
+    os.makedirs(target, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="deteval-ship-") as scratch:
+        # numba's own cache (callees it saves on the way) goes to a scratch folder, not the sources' __pycache__
+        env = dict(os.environ, **{FILL_ENV: os.path.abspath(target), "NUMBA_CACHE_DIR": scratch})
+        env["DETEVAL_COMPILE_HELPERS"] = "0"
+        env.pop("DETEVAL_PLAIN_NUMBA", None)  # the shipped entries are the kernel cache's format
+        claims = os.path.join(scratch, "claims")
+        os.mkdir(claims)
+        code = "import sys; from deteval._runtime.shipped import compile_kernels as c; c(sys.argv[1], sys.argv[2:])"
+        procs = [subprocess.Popen([sys.executable, "-c", code, claims, *names], env=env) for _ in range(processes)]
+        failed = [p.args for p in procs if p.wait() != 0]
+    if failed:
+        raise RuntimeError(f"compiling kernels failed: {failed}")

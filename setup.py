@@ -1,0 +1,39 @@
+"""The build step that compiles deteval's kernels into the package (see ``deteval/_runtime/shipped.py``).
+
+Everything else about the package is in ``pyproject.toml``. The compile needs numba and numpy in the
+build environment (``[build-system] requires``); if it fails, the package is built without the kernels
+and they compile on first use, as numba does.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+TIMEOUT_S = 1800
+
+
+class BuildPyWithKernels(build_py):
+    """``build_py``, then the kernels compiled into ``deteval/_kernels`` of the build (not for editable installs)."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False) or os.environ.get("DETEVAL_SHIPPED_KERNELS", "").strip() == "0":
+            return
+        build_lib = os.path.abspath(self.build_lib)
+        target = os.path.join(build_lib, "deteval", "_kernels")
+        shutil.rmtree(target, ignore_errors=True)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [build_lib, os.environ.get("PYTHONPATH")])))
+        print("deteval: compiling kernels into the package (later first runs load them)", flush=True)
+        try:
+            code = "import sys; from deteval._runtime.shipped import build; build(sys.argv[1])"
+            subprocess.run([sys.executable, "-c", code, target], env=env, check=True, timeout=TIMEOUT_S)
+        except (OSError, subprocess.SubprocessError) as exc:
+            shutil.rmtree(target, ignore_errors=True)
+            print(f"deteval: kernels not compiled at build ({exc}); they compile on first use", flush=True)
+
+
+setup(cmdclass={"build_py": BuildPyWithKernels})
