@@ -13,6 +13,8 @@ default), a warm process saves about 0.35 s of numba's start-up:
 - :mod:`.objcode`: cached machine code loaded without parsing its bitcode;
 - :mod:`.nrt`: numba's runtime helpers compiled once and stored with the kernels;
 - :mod:`.preload`: cached kernels loaded ahead of their first calls;
+- :mod:`.shipped`: kernels compiled into the package when it was built (``pip install .``), where a
+  miss in numba's cache looks before compiling;
 - :mod:`.kernel_cache` also tells :mod:`deteval.compile_ahead` of every cache miss (helper processes
   compile, with a cold cache, the kernels a run will need next);
 - :mod:`.typeof`: array arguments typed without importing ``numpy.ma``, the

@@ -138,14 +138,17 @@ class KernelCache(FunctionCache):
         shipped = self._shipped()
         if shipped is None or shipped is self._cache_file:
             return None
-        data = shipped.load(self._index_key(sig, target_context.codegen()))
-        return None if data is None else self._impl.rebuild(target_context, data)
+        try:
+            data = shipped.load(self._index_key(sig, target_context.codegen()))
+            return None if data is None else self._impl.rebuild(target_context, data)
+        except Exception:  # noqa: BLE001 - a shipped entry this process cannot load: compiled as without one
+            return None
 
     def load_overload(self, sig, target_context):
         initialize_runtime(target_context, self._cache_path)
         # unpickling a kernel imports the modules of the numba implementations it uses
         with scipy_blas_deferred(), _numba_modules_left_unimported(), self._guard_against_spurious_io_errors():
-            self._shipped()
+            self._shipped()  # first, so that the build step's process loads from and saves to the shipped folder
             loaded = self._load_overload(sig, target_context)
             if loaded is None:
                 loaded = self._load_shipped(sig, target_context)

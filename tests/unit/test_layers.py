@@ -90,6 +90,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 0: a kernel cache miss starts the compile helpers, which compile the recorded signatures
         ("_runtime", "compile_ahead"),
         ("compile_ahead", "kernel_signatures"),
+        # 0: the build compiles every recorded signature into the package (_runtime/shipped.py)
+        ("_runtime", "kernel_signatures"),
         ("numeric", "jit"),
         # 0: the RLE kernels are kernels; the containers hold masks
         ("rle", "jit"),
