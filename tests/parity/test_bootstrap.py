@@ -13,46 +13,25 @@ import numpy as np
 import pytest
 from fake100 import GT, PREDS
 from oracle import load_json, run_pycocotools
+from resampled import file_draws, materialise
 
 import deteval
 from deteval.intervals import draws_of, stats_of_draws
 
 
-def materialise(gt: dict, preds: list, idx: np.ndarray) -> tuple[dict, list]:
-    """The resampled dataset: GT image ``idx[j]`` (file order) becomes image ``j + 1``, with copies of its
-    annotations and detections (annotation ids renumbered 1..m)."""
-    images = gt["images"]
-    anns_of: dict = {}
-    for ann in gt["annotations"]:
-        anns_of.setdefault(ann["image_id"], []).append(ann)
-    dets_of: dict = {}
-    for det in preds:
-        dets_of.setdefault(det["image_id"], []).append(det)
-    new_images, new_anns, new_dets = [], [], []
-    for j, i in enumerate(idx.tolist()):
-        old = images[i]["id"]
-        new_images.append({**images[i], "id": j + 1})
-        for ann in anns_of.get(old, []):
-            new_anns.append({**ann, "image_id": j + 1, "id": len(new_anns) + 1})
-        new_dets += [{**d, "image_id": j + 1} for d in dets_of.get(old, [])]
-    return {**gt, "images": new_images, "annotations": new_anns}, new_dets
-
-
-def _file_draws(n_images: int, n: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, n_images, n_images) for _ in range(n)]
+def _assert_replicates_equal_pycocotools(gt: dict, preds: list, n: int, seed: int, **kw) -> None:
+    """deteval's first ``n`` replicates (seed ``seed``) equal pycocotools on each materialised dataset."""
+    result = deteval.evaluate(preds, gt, **kw)
+    reps = stats_of_draws(result, draws_of(result, n, seed))
+    for b, idx in enumerate(file_draws(len(gt["images"]), n, seed)):
+        gt_b, preds_b = materialise(gt, preds, idx)
+        ref = run_pycocotools(preds_b, gt_b, **kw)
+        assert reps[b].tolist() == [float(v) for v in ref.stats], b
 
 
 @pytest.mark.parametrize("iou_type", ["bbox", "segm"])
 def test_replicates_equal_pycocotools_on_materialised_data(iou_type):
-    gt, preds = load_json(GT), load_json(PREDS[iou_type])
-    result = deteval.evaluate(PREDS[iou_type], GT, iou_type=iou_type)
-    seed = 3
-    reps = stats_of_draws(result, draws_of(result, 3, seed))
-    for b, idx in enumerate(_file_draws(len(gt["images"]), 3, seed)):
-        gt_b, preds_b = materialise(gt, preds, idx)
-        ref = run_pycocotools(preds_b, gt_b, iou_type=iou_type)
-        assert reps[b].tolist() == [float(v) for v in ref.stats], b
+    _assert_replicates_equal_pycocotools(load_json(GT), load_json(PREDS[iou_type]), 3, 3, iou_type=iou_type)
 
 
 def test_ties_between_images_break_by_draw_order():
@@ -60,24 +39,14 @@ def test_ties_between_images_break_by_draw_order():
     gt, preds = load_json(GT), load_json(PREDS["bbox"])
     for d in preds:
         d["score"] = round(d["score"], 1)
-    result = deteval.evaluate(preds, gt)
-    reps = stats_of_draws(result, draws_of(result, 3, 11))
-    for b, idx in enumerate(_file_draws(len(gt["images"]), 3, 11)):
-        gt_b, preds_b = materialise(gt, preds, idx)
-        ref = run_pycocotools(preds_b, gt_b)
-        assert reps[b].tolist() == [float(v) for v in ref.stats], b
+    _assert_replicates_equal_pycocotools(gt, preds, 3, 11)
 
 
 def test_file_order_is_the_resampling_order():
     """Images listed out of id order: draw i is the i-th image of the file, not the i-th smallest id."""
     gt, preds = load_json(GT), load_json(PREDS["bbox"])
     gt["images"] = gt["images"][::-1]
-    result = deteval.evaluate(preds, gt)
-    reps = stats_of_draws(result, draws_of(result, 2, 5))
-    for b, idx in enumerate(_file_draws(len(gt["images"]), 2, 5)):
-        gt_b, preds_b = materialise(gt, preds, idx)
-        ref = run_pycocotools(preds_b, gt_b)
-        assert reps[b].tolist() == [float(v) for v in ref.stats], b
+    _assert_replicates_equal_pycocotools(gt, preds, 2, 5)
 
 
 def test_identity_draw_is_the_evaluation():
@@ -138,7 +107,7 @@ def test_replicates_equal_pycocotools_on_generated_cases(case, seed):
     kwargs = case.kwargs()
     result = deteval.evaluate(case.preds, case.gt, **kwargs)
     reps = stats_of_draws(result, draws_of(result, 2, seed))
-    for b, idx in enumerate(_file_draws(len(image_ids), 2, seed)):
+    for b, idx in enumerate(file_draws(len(image_ids), 2, seed)):
         gt_b, preds_b = materialise(case.gt, case.preds, idx)
         if not preds_b:  # pycocotools' loadRes refuses an empty list
             continue
@@ -160,7 +129,7 @@ def test_keypoint_replicates_equal_pycocotools():
     result = deteval.evaluate(preds, gt, iou_type="keypoints")
     reps = stats_of_draws(result, draws_of(result, 3, 1))
     compared = 0
-    for b, idx in enumerate(_file_draws(3, 3, 1)):
+    for b, idx in enumerate(file_draws(3, 3, 1)):
         gt_b, preds_b = materialise(gt, preds, idx)
         if not preds_b:
             continue

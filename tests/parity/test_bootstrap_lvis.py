@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lvis_oracle import fixture_files, lvis_api, run_lvis
 from oracle import load_json
+from resampled import file_draws, materialise
 
 import deteval
 from deteval.intervals import draws_of, stats_of_draws
@@ -26,30 +27,6 @@ from deteval.intervals import draws_of, stats_of_draws
 @pytest.fixture(scope="module")
 def lvis100(tmp_path_factory):
     return fixture_files(tmp_path_factory.mktemp("lvis100"))
-
-
-def materialise(gt: dict, dets: list, idx) -> tuple[dict, list]:
-    """Image ``gt["images"][idx[j]]`` becomes image ``j + 1`` with copies of its annotations (ids 1..m)
-    and results, draw after draw."""
-    anns_of: dict = {}
-    for ann in gt["annotations"]:
-        anns_of.setdefault(ann["image_id"], []).append(ann)
-    dets_of: dict = {}
-    for det in dets:
-        dets_of.setdefault(det["image_id"], []).append(det)
-    images, anns, out = [], [], []
-    for j, i in enumerate(np.asarray(idx).tolist()):
-        old = gt["images"][i]["id"]
-        images.append({**gt["images"][i], "id": j + 1})
-        for ann in anns_of.get(old, []):
-            anns.append({**ann, "image_id": j + 1, "id": len(anns) + 1})
-        out += [{**d, "image_id": j + 1} for d in dets_of.get(old, [])]
-    return {**gt, "images": images, "annotations": anns}, out
-
-
-def _file_draws(n_images: int, n: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, n_images, n_images) for _ in range(n)]
 
 
 def _lvis_api_stats(gt, dets, iou_type="bbox", max_dets=300, img_ids=None) -> list[float]:
@@ -75,7 +52,7 @@ def test_replicates_equal_lvis_api_on_materialised_data(lvis100, rounded, checke
     result = deteval.evaluate(dets, gt, protocol="lvis")
     reps = stats_of_draws(result, draws_of(result, 3, 5))
     for b in checked:
-        gt_b, dets_b = materialise(gt, dets, _file_draws(len(gt["images"]), 3, 5)[b])
+        gt_b, dets_b = materialise(gt, dets, file_draws(len(gt["images"]), 3, 5)[b])
         assert reps[b].tolist() == _lvis_api_stats(gt_b, dets_b), b
 
 
@@ -83,7 +60,7 @@ def test_segm_replicate(lvis100):
     gt, dets = load_json(lvis100["lvis_val_100"]), load_json(lvis100["dets_segm"])
     result = deteval.evaluate(dets, gt, protocol="lvis", iou_type="segm")
     (rep,) = stats_of_draws(result, draws_of(result, 1, 2))
-    gt_b, dets_b = materialise(gt, dets, _file_draws(len(gt["images"]), 1, 2)[0])
+    gt_b, dets_b = materialise(gt, dets, file_draws(len(gt["images"]), 1, 2)[0])
     assert rep.tolist() == _lvis_api_stats(gt_b, dets_b, "segm")
 
 

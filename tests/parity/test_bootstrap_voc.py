@@ -17,6 +17,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from resampled import file_draws
 from voc_oracle import mean_ap
 
 import deteval
@@ -88,11 +89,6 @@ def subset(gts, dets, images):
             [(new[im], c, s, b) for im, c, s, b in dets if im in new])  # fmt: skip
 
 
-def _file_draws(n_images: int, n: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.integers(0, n_images, n_images) for _ in range(n)]
-
-
 def _check(reps_row, names, gts_b, dets_b, n_images, n_cls, protocol, thrs, integ_07):
     """A replicate's stats == deteval on the materialised dataset, and each mAP == the oracle's (1e-12)."""
     dt_b, gt_b = containers(gts_b, dets_b, n_images, n_cls)
@@ -123,7 +119,7 @@ def test_replicates_equal_the_materialised_evaluations_on_voc100(protocol):
     thrs = (0.5, 0.75)
     result = deteval.evaluate(dt, gt, protocol=protocol, iou_thrs=list(thrs))
     reps = stats_of_draws(result, draws_of(result, 3, 4))
-    for b, idx in enumerate(_file_draws(len(gt.images), 3, 4)):
+    for b, idx in enumerate(file_draws(len(gt.images), 3, 4)):
         gts_b, dets_b = materialise(gts, dets, idx)
         _check(reps[b], list(result.stats), gts_b, dets_b, len(idx), 20, protocol, thrs, protocol == "voc07")
 
@@ -135,7 +131,7 @@ def test_ties_between_images_break_by_draw_then_row():
     gts, dets = rows_of(dt, gt)
     result = deteval.evaluate(dt, gt, protocol="voc10")
     reps = stats_of_draws(result, draws_of(result, 3, 11))
-    for b, idx in enumerate(_file_draws(len(gt.images), 3, 11)):
+    for b, idx in enumerate(file_draws(len(gt.images), 3, 11)):
         gts_b, dets_b = materialise(gts, dets, idx)
         _check(reps[b], list(result.stats), gts_b, dets_b, len(idx), 20, "voc10", (0.5,), False)
 
