@@ -26,11 +26,11 @@ class BuildPyWithKernels(build_py):
         build_lib = os.path.abspath(self.build_lib)
         target = os.path.join(build_lib, "deteval", "_kernels")
         shutil.rmtree(target, ignore_errors=True)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [build_lib, os.environ.get("PYTHONPATH")])))
         print("deteval: compiling kernels into the package (later first runs load them)", flush=True)
         try:
-            code = "import sys; from deteval._runtime.shipped import build; build(sys.argv[1])"
-            subprocess.run([sys.executable, "-c", code, target], env=env, check=True, timeout=TIMEOUT_S)
+            # the package being built first on the path, not the source tree (python -c puts the working directory)
+            code = f"import sys; sys.path[0] = {build_lib!r}\nfrom deteval._runtime.shipped import build\n"
+            subprocess.run([sys.executable, "-c", code + "build(sys.argv[1])", target], check=True, timeout=TIMEOUT_S)
         except (OSError, subprocess.SubprocessError) as exc:
             shutil.rmtree(target, ignore_errors=True)
             print(f"deteval: kernels not compiled at build ({exc}); they compile on first use", flush=True)

@@ -97,7 +97,7 @@ def _start_helpers() -> None:
     for part in parts:
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "deteval.compile_ahead", _claims, *part],
+                [sys.executable, "-c", helper_command(), _claims, *part],
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True,  # its own session (Ctrl-C is this process's to handle) and scheduling group
             )  # fmt: skip
@@ -105,6 +105,20 @@ def _start_helpers() -> None:
             return
         _helpers.append(proc)
         _sent.update(part)
+
+
+def helper_command() -> str:
+    """``python -c`` code running :func:`helper_main` on this process's deteval.
+
+    ``python -m`` would put the working directory first on the helper's path: run from a
+    checkout of deteval with deteval installed, helpers would compile the checkout's kernels,
+    cache entries this process never loads, while it compiled its own.
+    """
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return (
+        f"import sys; sys.path[0] = {parent!r}\n"
+        "from deteval.compile_ahead import helper_main; helper_main(sys.argv[1], sys.argv[2:])"
+    )
 
 
 def _end_helpers() -> None:

@@ -130,7 +130,10 @@ def build(target: str, processes: int | None = None, names: list[str] | None = N
         env.pop("DETEVAL_PLAIN_NUMBA", None)  # the shipped entries are the kernel cache's format
         claims = os.path.join(scratch, "claims")
         os.mkdir(claims)
-        code = "import sys; from deteval._runtime.shipped import compile_kernels as c; c(sys.argv[1], sys.argv[2:])"
+        # this package first on the path, not the working directory (python -c puts it first)
+        parent = os.path.dirname(_PACKAGE)
+        code = f"import sys; sys.path[0] = {parent!r}\nfrom deteval._runtime.shipped import compile_kernels as c\n"
+        code += "c(sys.argv[1], sys.argv[2:])"
         procs = [subprocess.Popen([sys.executable, "-c", code, claims, *names], env=env) for _ in range(processes)]
         failed = [p.args for p in procs if p.wait() != 0]
     if failed:

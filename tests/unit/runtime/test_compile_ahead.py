@@ -147,3 +147,15 @@ def test_recorded_signatures_fit_the_kernels():
             kernel = getattr(importlib.import_module(module), qualname)
             n_params = len(inspect.signature(kernel.py_func).parameters)
             assert len(ca.parse_signature(texts)) == n_params, (group, name)
+
+
+def test_helpers_import_this_deteval_not_the_working_directorys(tmp_path):
+    """Run from a checkout of deteval with deteval installed, helpers must compile the installed kernels
+    (the ones the run loads): ``python -m`` would import the checkout's."""
+    checkout = tmp_path / "deteval"
+    checkout.mkdir()
+    (checkout / "__init__.py").write_text("raise ImportError('the checkout in the working directory')\n")
+    (tmp_path / "claims").mkdir()
+    env = dict(os.environ, **{ca.ENV: "0"})
+    run = [sys.executable, "-c", ca.helper_command(), str(tmp_path / "claims")]  # no group: import only
+    subprocess.run(run, env=env, cwd=tmp_path, check=True)

@@ -82,3 +82,17 @@ def test_the_install_times_of_the_sources_do_not_matter(package, tmp_path):
     moved = tmp_path / "moved"
     shutil.copytree(package / "deteval", moved / "deteval", copy_function=shutil.copyfile)  # new times
     assert _hits_misses(moved, tmp_path / "cache") == (1, 0)
+
+
+def test_the_build_compiles_its_own_package_not_the_working_directorys(tmp_path):
+    """setup.py runs the build from the source tree: the compile must import the package being built."""
+    checkout = tmp_path / "deteval"
+    checkout.mkdir()
+    (checkout / "__init__.py").write_text("raise ImportError('the source tree in the working directory')\n")
+    import deteval
+
+    parent = str(Path(deteval.__file__).resolve().parent.parent)
+    code = f"import sys; sys.path[0] = {parent!r}\nfrom deteval._runtime.shipped import build\n"
+    code += "build(sys.argv[1], 1, [])"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], env=env, cwd=tmp_path, check=True)
