@@ -8,7 +8,7 @@ comes next calls :func:`compile_ahead` with the names of kernel groups (a
 group is a list of kernels and argument types in :mod:`deteval.kernel_signatures`,
 recorded from real runs). In a warm process that only notes the names. At the
 first cache miss of a deteval kernel in this process (the cache is cold), helper
-processes start, each ``python -m deteval.compile_ahead`` on some of
+processes start, each running :func:`helper_main` on some of
 the noted groups (and any noted later), compiling their kernels into the same
 ``NUMBA_CACHE_DIR`` / ``__pycache__``: each helper takes a group's kernels from
 its end, the last needed first, while this process compiles from the start.

@@ -1,10 +1,10 @@
 """Kernels compiled when the package was built: a read-only second cache inside the installed package.
 
 ``pip install .`` runs ``setup.py``'s build step, which runs :func:`build` on
-the package being built: it
-compiles every kernel group of :mod:`deteval.kernel_signatures` (what a box
-evaluation of any size needs) into ``DIR`` (``deteval/_kernels`` in the wheel),
-in parallel processes. A :class:`~deteval._runtime.kernel_cache.KernelCache`
+the package being built: it compiles every kernel group of
+:mod:`deteval.kernel_signatures` (box, mask and keypoint evaluation at any size,
+the per-class report, VOC) into ``deteval/_kernels`` of the wheel, in parallel
+processes. A :class:`~deteval._runtime.kernel_cache.KernelCache`
 looks there after a miss in numba's own cache (``NUMBA_CACHE_DIR`` or
 ``__pycache__``), before compiling: the first run after install, or in a fresh
 container with an empty ``NUMBA_CACHE_DIR``, loads these kernels as a warm run
