@@ -63,11 +63,15 @@ def _max_helpers() -> int:
             return max(int(value), 0)
         except ValueError:
             return 0
+    return max(usable_cpus() - 1, 1)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(cpus - 1, 1)
+        return os.cpu_count() or 1
 
 
 def compile_ahead(*groups: str) -> None:
@@ -108,17 +112,36 @@ def _start_helpers() -> None:
 
 
 def helper_command() -> str:
-    """``python -c`` code running :func:`helper_main` on this process's deteval.
+    """``python -c`` code running :func:`helper_main` on this process's deteval."""
+    return in_this_deteval("from deteval.compile_ahead import helper_main; helper_main(sys.argv[1], sys.argv[2:])")
 
-    ``python -m`` would put the working directory first on the helper's path: run from a
-    checkout of deteval with deteval installed, helpers would compile the checkout's kernels,
-    cache entries this process never loads, while it compiled its own.
+
+def in_this_deteval(code: str) -> str:
+    """``python -c`` code that runs ``code`` (``sys`` imported) with this process's deteval first on the path.
+
+    ``python -c`` and ``-m`` put the working directory first: run from a checkout of deteval with
+    deteval installed, a child would compile the checkout's kernels, cache entries this process
+    never loads.
     """
     parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return (
-        f"import sys; sys.path[0] = {parent!r}\n"
-        "from deteval.compile_ahead import helper_main; helper_main(sys.argv[1], sys.argv[2:])"
-    )
+    return f"import sys; sys.path[0] = {parent!r}\n{code}"
+
+
+def kernel_named(name: str):
+    """The kernel ``module.qualname`` (as :mod:`deteval.kernel_signatures` names it)."""
+    import importlib
+
+    module, _, qualname = name.rpartition(".")
+    return getattr(importlib.import_module(module), qualname)
+
+
+def claim(path: str) -> bool:
+    """Create the file ``path``: False if it exists (another process claimed it); other errors raise."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _end_helpers() -> None:
@@ -165,12 +188,9 @@ def on_miss(name: str, sig) -> bool:
 
 def _claim(key: str) -> bool:
     try:
-        os.close(os.open(os.path.join(_claims, key + ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
+        return claim(os.path.join(_claims, key + ".claim"))
     except OSError:
         return True  # no claim folder any more: compile here
-    return True
 
 
 def _wait(key: str) -> bool:
@@ -200,8 +220,6 @@ def parse_signature(texts: tuple[str, ...]) -> tuple:
 
 def helper_main(claims: str, groups: list[str]) -> None:
     """Compile the groups' kernels (each group from its end), skipping any claimed; a done file for each."""
-    import importlib
-
     from deteval.kernel_signatures import GROUPS
 
     for group in groups:
@@ -209,12 +227,12 @@ def helper_main(claims: str, groups: list[str]) -> None:
             sig = parse_signature(texts)
             key = kernel_key(name, sig)
             try:
-                os.close(os.open(os.path.join(claims, key + ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                if not claim(os.path.join(claims, key + ".claim")):
+                    continue  # claimed by the run or another helper
             except OSError:
-                continue  # claimed (by the run or another helper), or the run is over
-            module, _, qualname = name.rpartition(".")
+                continue  # the run is over
             try:
-                getattr(importlib.import_module(module), qualname).compile(sig)
+                kernel_named(name).compile(sig)
             except Exception:  # noqa: BLE001 - a stale recorded signature: the run compiles what it needs itself
                 pass
             finally:  # done even on failure: the waiting run then compiles it itself

@@ -86,26 +86,18 @@ def compile_kernels(claims: str, names: list[str]) -> None:
     A kernel is claimed whole (a file created with ``O_EXCL`` in ``claims``): two processes saving
     entries of one kernel at once could each rewrite its index without the other's entry.
     """
-    import importlib
-
-    from deteval.compile_ahead import kernel_key, parse_signature
+    from deteval.compile_ahead import claim, kernel_key, kernel_named, parse_signature
     from deteval.kernel_signatures import GROUPS
 
     for name in names:
-        try:
-            os.close(os.open(os.path.join(claims, kernel_key(name, ())), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
+        if not claim(os.path.join(claims, kernel_key(name, ()))):
             continue
-        module, _, qualname = name.rpartition(".")
-        kernel = getattr(importlib.import_module(module), qualname)
-        for group in GROUPS.values():
-            for entry, texts in group:
-                if entry != name:
-                    continue
-                try:
-                    kernel.compile(parse_signature(texts))
-                except Exception as exc:  # noqa: BLE001 - a stale recorded signature: only this one compiles on use
-                    print(f"deteval: {name}{texts} not compiled at build: {exc}", file=sys.stderr)
+        kernel = kernel_named(name)
+        for texts in dict.fromkeys(t for group in GROUPS.values() for entry, t in group if entry == name):
+            try:
+                kernel.compile(parse_signature(texts))
+            except Exception as exc:  # noqa: BLE001 - a stale recorded signature: only this one compiles on use
+                print(f"deteval: {name}{texts} not compiled at build: {exc}", file=sys.stderr)
 
 
 def build(target: str, processes: int | None = None, names: list[str] | None = None) -> None:
@@ -115,13 +107,10 @@ def build(target: str, processes: int | None = None, names: list[str] | None = N
     import subprocess
     import tempfile
 
+    from deteval.compile_ahead import in_this_deteval, usable_cpus
+
     names = _kernel_names() if names is None else names
-    if processes is None:
-        try:
-            processes = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            processes = os.cpu_count() or 1
-    processes = max(1, min(processes, len(names)))
+    processes = max(1, min(processes or usable_cpus(), len(names)))
     os.makedirs(target, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="deteval-ship-") as scratch:
         # numba's own cache (callees it saves on the way) goes to a scratch folder, not the sources' __pycache__
@@ -130,10 +119,8 @@ def build(target: str, processes: int | None = None, names: list[str] | None = N
         env.pop("DETEVAL_PLAIN_NUMBA", None)  # the shipped entries are the kernel cache's format
         claims = os.path.join(scratch, "claims")
         os.mkdir(claims)
-        # this package first on the path, not the working directory (python -c puts it first)
-        parent = os.path.dirname(_PACKAGE)
-        code = f"import sys; sys.path[0] = {parent!r}\nfrom deteval._runtime.shipped import compile_kernels as c\n"
-        code += "c(sys.argv[1], sys.argv[2:])"
+        run = "from deteval._runtime.shipped import compile_kernels as c; c(sys.argv[1], sys.argv[2:])"
+        code = in_this_deteval(run)
         procs = [subprocess.Popen([sys.executable, "-c", code, claims, *names], env=env) for _ in range(processes)]
         failed = [p.args for p in procs if p.wait() != 0]
     if failed:
