@@ -26,8 +26,11 @@ intersection area)``) differ, and what deteval does:
    of a cutting line counts as on it, a triangle from the origin thinner than it counts as
    empty) and measures triangles from the origin ``(0, 0)``, not near the polygons, so its
    IoU differs from the exact one by a few 1e-11 at DOTA's coordinates (thousands of
-   pixels); more for polygons with sides much below 1e-4. deteval is within 1e-12 (relative)
-   of shapely. A true IoU at exactly a threshold therefore has no agreed answer.
+   pixels); more for polygons with sides much below 1e-4. deteval's areas are exact to a few
+   ulps of the coordinates' square, so its IoU is within 1e-12 (relative) of the exact one
+   (shapely's, or fractions' where GEOS's overlay fails) unless the union is tiny against that
+   square; convexity is judged from edge vectors, so a reflex vertex next to an edge ulps long
+   is not taken for a straight one. A true IoU at exactly a threshold has no agreed answer.
 2. *Self-intersecting (bow-tie) quadrilaterals*: not valid polygons for shapely (its
    overlay raises or repairs them); the devkit's integral counts the two lobes with
    opposite signs (the lobe wound against the shoelace sign is negative), so a
@@ -55,6 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.jit import njit
+from deteval.predicates import quads_crossing
 
 __all__ = [
     "convex_quad_intersection", "convex_quad_intersection_in", "convex_quad_iou", "convex_work", "devkit_prefilter",
@@ -72,6 +76,20 @@ _BUF = 64
 def _cross(ax, ay, bx, by, px, py):  # pragma: no cover - numba
     """(b - a) x (p - a): positive when p is left of the line a -> b."""
     return (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+
+
+@njit(cache=True, inline="always")
+def _turn(ax, ay, bx, by, cx, cy):  # pragma: no cover - numba
+    """(b - a) x (c - b): positive when a -> b -> c turns left. From the two edge vectors, not from a as
+    :func:`_cross` measures: a short edge next to a long one keeps its sign (measured from a, the short
+    edge's few ulps are lost in the long one's and a reflex vertex can read as straight)."""
+    return (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
+
+
+@njit(cache=True, inline="always")
+def _same_sign(a, b):  # pragma: no cover - numba
+    """a and b both positive or both negative (a * b > 0 underflows to 0 for tiny a, b)."""
+    return (a > 0.0 and b > 0.0) or (a < 0.0 and b < 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -166,7 +184,7 @@ def _pieces(xs, ys, area2, px, py, nv, sign):  # pragma: no cover - numba
     for k in range(4):
         km = k - 1 if k > 0 else 3
         kp = k + 1 if k < 3 else 0
-        t = _cross(xs[km], ys[km], xs[k], ys[k], xs[kp], ys[kp])
+        t = _turn(xs[km], ys[km], xs[k], ys[k], xs[kp], ys[kp])
         pos = pos or t > 0.0
         neg = neg or t < 0.0
     if not (pos and neg):  # convex (or all on one line)
@@ -181,10 +199,10 @@ def _pieces(xs, ys, area2, px, py, nv, sign):  # pragma: no cover - numba
     a = _cross(xs[0], ys[0], xs[1], ys[1], xs[2], ys[2])
     b = _cross(xs[0], ys[0], xs[2], ys[2], xs[3], ys[3])
     i0, i1, i2, j0, j1, j2 = 0, 1, 2, 0, 2, 3
-    if not (a * b > 0.0):
+    if not _same_sign(a, b):
         a1 = _cross(xs[1], ys[1], xs[2], ys[2], xs[3], ys[3])
         b1 = _cross(xs[1], ys[1], xs[3], ys[3], xs[0], ys[0])
-        if a1 * b1 > 0.0:
+        if _same_sign(a1, b1):
             a, b = a1, b1
             i0, i1, i2, j0, j1, j2 = 1, 2, 3, 1, 3, 0
     cnt = 0
@@ -350,26 +368,6 @@ def _iou_matrix(dets, gts, kind, prefilter):  # pragma: no cover - numba
     return out
 
 
-@njit(cache=True, nogil=True)
-def _simple(quads):  # pragma: no cover - numba
-    out = np.empty(quads.shape[0], np.bool_)
-    for i in range(quads.shape[0]):
-        q = quads[i]
-        # opposite edges 0-1 / 2-3 and 1-2 / 3-0 must not cross (touching counts as crossing)
-        ok = True
-        for a, b, c, d in ((0, 1, 2, 3), (1, 2, 3, 0)):
-            ax, ay, bx, by = q[2 * a], q[2 * a + 1], q[2 * b], q[2 * b + 1]
-            cx, cy, dx, dy = q[2 * c], q[2 * c + 1], q[2 * d], q[2 * d + 1]
-            c1 = _cross(ax, ay, bx, by, cx, cy)
-            c2 = _cross(ax, ay, bx, by, dx, dy)
-            c3 = _cross(cx, cy, dx, dy, ax, ay)
-            c4 = _cross(cx, cy, dx, dy, bx, by)
-            if c1 * c2 < 0.0 and c3 * c4 < 0.0:
-                ok = False
-        out[i] = ok
-    return out
-
-
 def _quads(name: str, value) -> np.ndarray:
     arr = np.asarray(value, dtype=np.float64)
     if arr.ndim == 1 and arr.shape[0] == 8:
@@ -412,4 +410,4 @@ def quad_area(quads) -> np.ndarray:
 def is_simple_quad(quads) -> np.ndarray:
     """bool (N,): False where two opposite edges cross properly (a bow-tie, which the devkit scores with
     signed lobes and shapely rejects as invalid)."""
-    return _simple(_quads("quads", quads))
+    return ~quads_crossing(_quads("quads", quads))

@@ -37,6 +37,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.voc_rows import folder_files, number_rows, read_text
+from deteval.predicates import quads_crossing
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = ["DOTA_CLASSES", "load_dota", "load_dota_dets", "load_dota_gt"]
@@ -62,23 +63,9 @@ def _area(quads: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(x[:, 1] * y[:, 2] - x[:, 2] * y[:, 1] + x[:, 2] * y[:, 3] - x[:, 3] * y[:, 2])
 
 
-def _crossing(quads: np.ndarray) -> np.ndarray:
-    """bool (N,): two opposite edges cross properly (the test of :func:`deteval.geometry.quads.is_simple_quad`)."""
-    v = quads.reshape(-1, 4, 2)
-
-    def side(a, b, p):
-        return (b[:, 0] - a[:, 0]) * (p[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (p[:, 0] - a[:, 0])
-
-    out = np.zeros(len(v), bool)
-    for i, j in ((0, 2), (1, 3)):
-        a, b, c, d = v[:, i], v[:, i + 1], v[:, j], v[:, (j + 1) % 4]
-        out |= (side(a, b, c) * side(a, b, d) < 0) & (side(c, d, a) * side(c, d, b) < 0)
-    return out
-
-
 def _check_simple(quads: np.ndarray, where: list[tuple[str, int]], strict: bool) -> None:
     """``where[i]``: row i's (file, line), or (file, -1 - k) for the file's k-th non-blank line (counted only here)."""
-    bad = np.flatnonzero(_crossing(quads))
+    bad = np.flatnonzero(quads_crossing(quads))
     if len(bad) == 0:
         return
     file, line = where[bad[0]]
