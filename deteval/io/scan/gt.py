@@ -351,6 +351,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
             if not math.isfinite(v):
                 return None
             flat[which][slot] = v
+        del flat
     out = {}
     specs = _specs(segm, obb)
     for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), specs)):
@@ -358,6 +359,9 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
         ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
         has = {key: (present >> i) & 1 == 1 for key, i in spec.index.items()}
         out[name] = {"_ints": ints, "_floats": floats, "_has": has}
+    # from here the tables live in ``out`` only, so the annotations' are freed as their columns are taken: the
+    # end of this scan is a large load's peak (o365: the columns and both tables, ~40 MB less this way)
+    tables = floats_of = ints = floats = present = None
     img, ann, cat = out["images"], out["annotations"], out["categories"]
     lvis_found = {}
     for listname, fields in (("images", LVIS_IMAGE_FIELDS), ("categories", LVIS_CATEGORY_FIELDS)):
@@ -372,25 +376,27 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
         "height": np.where(img["_has"]["height"], img["_floats"][:, 0], -1.0),
         "width": np.where(img["_has"]["width"], img["_floats"][:, 1], -1.0),
     }
-    box = ann["_floats"][:, :4].copy()
-    if segm or obb:
-        box[~ann["_has"]["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
-    box_area = xywh_area(box)
+    a_ints, has = ann.pop("_ints"), ann["_has"]
     annotations = {
-        "id": ann["_ints"][:, 0].copy(),
-        "image_id": ann["_ints"][:, 1].copy(),
-        "category_id": ann["_ints"][:, 2].copy(),
-        "bbox": box,
-        "area": np.where(ann["_has"]["area"], ann["_floats"][:, 4], box_area),
-        "iscrowd": np.where(ann["_has"]["iscrowd"], ann["_ints"][:, 3], 0),
-        "has_iscrowd": ann["_has"]["iscrowd"],
-        "ignore": np.where(ann["_has"]["ignore"], ann["_ints"][:, 4], 0),
+        "id": a_ints[:, 0].copy(),
+        "image_id": a_ints[:, 1].copy(),
+        "category_id": a_ints[:, 2].copy(),
+        "iscrowd": np.where(has["iscrowd"], a_ints[:, 3], 0),
+        "has_iscrowd": has["iscrowd"],
+        "ignore": np.where(has["ignore"], a_ints[:, 4], 0),
     }
+    del a_ints
+    a_floats = ann.pop("_floats")
+    box = a_floats[:, :4].copy()
     if segm or obb:
-        annotations["has_bbox"] = ann["_has"]["bbox"]
-        annotations["has_area"] = ann["_has"]["area"]
+        box[~has["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
+        annotations["has_bbox"] = has["bbox"]
+        annotations["has_area"] = has["area"]
+    annotations["bbox"] = box
+    annotations["area"] = np.where(has["area"], a_floats[:, 4], xywh_area(box))
     if obb:
-        annotations["obb"] = ann["_floats"][:, 5:10].copy()
+        annotations["obb"] = a_floats[:, 5:10].copy()
+    del a_floats
     if segm:
         m = int(counts[1])
         annotations["segmentation"] = {
