@@ -417,9 +417,9 @@ def version(tool):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default="coco",
-                    help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm (masks), "
-                         "small-kp, person-kp (keypoints), small-lvis, medium-lvis, lvis (LVIS: other tools, "
-                         "bench_lvis.py), dota-obb (oriented boxes: deteval and hotcoco); see make_data.py")
+                    help="small, coco, coco-sparse, o365 (bbox), small-segm, coco-segm, coco-segm-sparse (masks), "
+                         "small-kp, person-kp, person-kp-dense (keypoints), small-lvis, medium-lvis, lvis (LVIS: "
+                         "other tools, bench_lvis.py), dota-obb (oriented boxes: deteval, hotcoco); see make_data.py")
     ap.add_argument("--data", type=Path,
                     help="dir with gt.json and dets.json (default benchmarks/data/<preset>)")
     ap.add_argument("--iou-type", choices=IOU_TYPES,

@@ -101,6 +101,9 @@ PRESETS = {
     # the same ground truth and boxes as small / coco, the detections with masks
     "small-segm": Preset(500, 80, 7.3, dense=True, masks=True),
     "coco-segm": Preset(5000, 80, 7.3, dense=True, masks=True),
+    # coco-segm's ground truth with coco-sparse's detections: the pair splits mask memory and time between them
+    "coco-segm-sparse": Preset(5000, 80, 7.3, dense=False, dets_slope=1.8, dets_base=13.0, score_floor=0.05,
+                               masks=True),
 }
 
 MAX_DETS = 100
@@ -338,12 +341,16 @@ KP_LABEL_P = np.array([.85, .8, .8, .55, .55, .9, .9, .8, .8, .75, .75, .85, .85
 class KeypointPreset:
     n_images: int
     persons_per_image: float = 4.0  # mean (heavy tail); every image has at least one person
+    fp_per_image: float = 1.5  # mean low-scoring poses per image, besides 0.5 per person (drawn last)
     iou_type = "keypoints"
 
 
 PRESETS.update({
     "small-kp": KeypointPreset(500),
     "person-kp": KeypointPreset(5000),
+    # person-kp's ground truth and poses with 15 more false positives per image: the pair splits keypoint memory
+    # and time between ground truth and detections
+    "person-kp-dense": KeypointPreset(5000, fp_per_image=16.5),
 })
 PRESETS.update(make_lvis.PRESETS)  # "lvis" (LVIS v1 val scale), "medium-lvis" (a quarter), "small-lvis"
 
@@ -430,7 +437,7 @@ def generate_keypoints(preset: KeypointPreset, seed: int = 0):
     t_score = rng.beta(6.0, 1.5, m) * (0.5 + 0.5 * np.exp(-err))
     t_score = np.where(dup, t_score * rng.uniform(0.2, 0.7, m), t_score)
 
-    n_fp = rng.poisson(1.5 + 0.5 * npers)  # low-scoring poses on background and crowd boxes
+    n_fp = rng.poisson(preset.fp_per_image + 0.5 * npers)  # low-scoring poses on background and crowd boxes
     f_img = np.repeat(np.arange(n_img), n_fp)
     nf = len(f_img)
     f_side = np.exp(rng.normal(np.log(50.0), 0.9, nf))

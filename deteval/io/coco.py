@@ -37,7 +37,7 @@ from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
 _FAST_GT = ("bbox", "segm", "obb")  # the iou types whose ground truth the scanner reads
-_FAST_RESULTS = ("bbox", "segm", "obb")  # and whose results
+_FAST_RESULTS = ("bbox", "segm", "obb", "keypoints")  # and whose results
 
 
 def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False) -> GroundTruth:
@@ -147,10 +147,10 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
     big_gt = is_path(gt) and iou_type in _FAST_GT and _scanned(_file_size(gt), iou_type)
     if is_path(preds) and iou_type in _FAST_RESULTS and _scanned(_file_size(preds), iou_type):
         # with a cold kernel cache, helper processes compile the scanners and large inputs' sorts meanwhile
-        compile_ahead(f"coco-{iou_type}-scan" if iou_type == "bbox" else "coco-segm-gt-scan", "sort-large")
+        compile_ahead(_scan_group(iou_type), "sort-large")
         scan = _start_results_scan(preds, iou_type)
     elif big_gt:
-        compile_ahead(f"coco-{iou_type}-scan" if iou_type == "bbox" else "coco-segm-gt-scan")
+        compile_ahead(_scan_group(iou_type))
     gt_loaded = load_coco_gt(gt, iou_type=iou_type, strict=strict)
     cols = scan() if scan is not None else None
     if cols is not None:
@@ -158,6 +158,12 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
         if fast is not None:
             return fast, gt_loaded
     return load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict), gt_loaded
+
+
+def _scan_group(iou_type: str) -> str:
+    """The kernel group (``deteval.kernel_signatures.GROUPS``) of the scanners a load of ``iou_type`` runs:
+    keypoint results go through the box scanner's kernel (their rows are wider, the types the same)."""
+    return "coco-segm-gt-scan" if iou_type in ("segm", "obb") else "coco-bbox-scan"
 
 
 def _scanned(size: int, iou_type: str) -> bool:
@@ -170,7 +176,8 @@ def _scanned(size: int, iou_type: str) -> bool:
     """
     if size >= TUNING.fast_path_bytes:
         return True
-    return iou_type == "bbox" and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached()
+    warm_ok = iou_type in ("bbox", "keypoints")  # the box scanners' kernels, which _scanners_cached asks about
+    return warm_ok and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached()
 
 
 _scanners_known: list[bool] = []  # once found cached, they stay so in this process
@@ -295,7 +302,7 @@ def scan_results(raw: bytes, iou_type: str) -> dict | None:
 def _mask_mode(iou_type: str) -> str:
     """What the results scanner does with masks: read them for mask evaluation, else skip them; oriented boxes
     are read in their own mode."""
-    return "read" if iou_type == "segm" else ("obb" if iou_type == "obb" else "skip")
+    return {"segm": "read", "obb": "obb", "keypoints": "keypoints"}.get(iou_type, "skip")
 
 
 def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: str = "bbox") -> Detections | None:
@@ -318,6 +325,16 @@ def results_from_scan(cols: dict | None, name: str, gt: GroundTruth, iou_type: s
     boxes, has_bbox, masks = cols["bbox"], cols["has_bbox"], cols.get("masks")
     if iou_type == "obb":  # the scanner's "bbox" holds the oriented boxes (N, 5); negative sizes are accepted
         return detections_from_columns(name, image, category, cols["score"], "obb", None, obb=boxes)
+    if iou_type == "keypoints":
+        has_bbox = np.asarray(has_bbox)
+        if cols["n"] == 0 or (has_bbox[0] and not has_bbox.all()):  # the general reader names a missing box
+            return None
+        if has_bbox[0] and ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
+            return None
+        # loadRes's bbox branch (the given boxes and their w*h) where the first result has one, else the keypoints'
+        branch = "bbox" if has_bbox[0] else "keypoints"
+        boxes = boxes if has_bbox[0] else None
+        return detections_from_columns(name, image, category, cols["score"], branch, boxes, keypoints=cols["keypoints"])
     if ((boxes[:, 2] < 0) | (boxes[:, 3] < 0)).any():
         return None
     branch = "bbox"

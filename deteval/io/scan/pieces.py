@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 
 from deteval.io.scan.lexer import MAX_DEPTH
-from deteval.io.scan.result_records import M_OBB, M_READ, MIN_RECORD_BYTES, scan_result_records
+from deteval.io.scan.result_records import M_READ, min_record_bytes, scan_result_records
 from deteval.jit import SharedTasks
 from deteval.tuning import TUNING
 
@@ -42,21 +42,23 @@ class PieceScan:
     threads and by the caller of :meth:`rows`, whichever is free. Each piece's rows are moved down behind
     the previous piece's as soon as every piece before it is scanned, by the thread that scanned it last."""
 
-    def __init__(self, raw: bytes, buf: np.ndarray, mode: int, bounds: list[tuple[int, int]], helpers: int) -> None:
-        self.raw, self.buf, self.mode, self.bounds = raw, buf, mode, bounds
-        caps = [(hi - lo) // MIN_RECORD_BYTES + 1 for lo, hi in bounds]
+    def __init__(
+        self, raw: bytes, buf: np.ndarray, mode: int, width: int, bounds: list[tuple[int, int]], helpers: int
+    ) -> None:
+        """``width``: the numbers in a row of ``bbox`` (4, an oriented box's 5, keypoints' 4 + 3K)."""
+        self.raw, self.buf, self.mode, self.width, self.bounds = raw, buf, mode, width, bounds
+        caps = [(hi - lo) // min_record_bytes(width) + 1 for lo, hi in bounds]
         self.first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
         cap = int(self.first[-1])
         self.image_id = np.empty(cap, np.int64)
         self.category_id = np.empty(cap, np.int64)
-        self.width = 5 if mode == M_OBB else 4  # an oriented box's 5 numbers, or a box's 4
         # the two columns the detections keep: their pages past the last row are given back once joined
         (self.bbox, bbox_map), (self.score, score_map) = _mapped((cap, self.width)), _mapped((cap,))
         self.maps = ((self.bbox, bbox_map), (self.score, score_map))
         self.present = np.empty(cap, np.int64)
         self.rle = np.empty((cap if mode == M_READ else 0, 6), np.int64)
-        # (kind, slot, start, end) for Python; pages touched only if used
-        self.spans = [np.empty((5 * c, 4), np.int64) for c in caps]
+        # (kind, slot, start, end) for Python, at most one per number; pages touched only if used
+        self.spans = [np.empty(((width + 1) * c, 4), np.int64) for c in caps]
         self.scans: list = [None] * len(bounds)
         self.placed = self.nrec = 0  # pieces, and their rows, in place
         self.placed_spans: list[np.ndarray] = []
@@ -105,7 +107,7 @@ class PieceScan:
         if self.placed < len(self.bounds):
             if len(self.bounds) == 1:
                 return None
-            return PieceScan(self.raw, self.buf, self.mode, [(0, len(self.raw))], 0).rows()
+            return PieceScan(self.raw, self.buf, self.mode, self.width, [(0, len(self.raw))], 0).rows()
         for column, mapped in self.maps:
             release_tail(mapped, self.nrec * column[:1].nbytes)
         return (*(column[: self.nrec] for column in self._arrays()), np.concatenate(self.placed_spans))

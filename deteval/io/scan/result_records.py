@@ -28,8 +28,9 @@ from deteval.jit import njit
 # keys of a results record (the four read ones are bits 0-3 of a record's `seen`)
 K_IMAGE, K_CATEGORY, K_BBOX, K_SCORE, K_OTHER, K_SEGM, K_KEYPOINTS, K_OBB = 0, 1, 2, 3, 4, 5, 6, 7
 # what the results scanner does with masks and keypoints: decline the file, skip them (validated), read the masks;
-# M_OBB: oriented boxes (hotcoco's "obb"), read where the box goes, 5 numbers; a bbox, mask or keypoints declines
-M_DECLINE, M_SKIP, M_READ, M_OBB = 0, 1, 2, 3
+# M_OBB: oriented boxes (hotcoco's "obb"), read where the box goes, 5 numbers; a bbox, mask or keypoints declines;
+# M_KEYPOINTS: keypoints read after the box (a row is the optional bbox's 4 numbers, then 3K), a mask declines
+M_DECLINE, M_SKIP, M_READ, M_OBB, M_KEYPOINTS = 0, 1, 2, 3, 4
 _IMAGE_ID = np.frombuffer(b"image_id", np.uint8).copy()
 _CATEGORY_ID = np.frombuffer(b"category_id", np.uint8).copy()
 _BBOX = np.frombuffer(b"bbox", np.uint8).copy()
@@ -87,14 +88,18 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
     (h, w, first char of counts, closing quote, runs, escaped) and keypoints decline. A bbox is
     required except in ``M_READ``, where the segmentation is. In ``M_OBB`` an ``obb`` (5 numbers) is read
     into ``bbox`` (N, 5) in its stead, and a ``bbox`` key declines (the general reader refuses such a result).
+    In ``M_KEYPOINTS`` a row of ``bbox`` (N, 4 + 3K) is the record's bbox, if it has one, then its
+    ``keypoints``, which must be 3K numbers (K from the row width); a ``segmentation`` declines.
     """
     n = buf.size
     cap = image_id.size
     box_flat = bbox.reshape(-1)
-    width = 5 if mode == M_OBB else 4
+    width = bbox.shape[1]
     required = 15
     if mode == M_READ:
         required = (1 << K_IMAGE) | (1 << K_CATEGORY) | (1 << K_SCORE) | (1 << K_SEGM)
+    elif mode == M_KEYPOINTS:
+        required = (1 << K_IMAGE) | (1 << K_CATEGORY) | (1 << K_SCORE) | (1 << K_KEYPOINTS)
     nrec = 0
     nspan = 0
     pos = skip_ws(buf, 0, n)
@@ -128,17 +133,19 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
             if byte_at(buf, pos, n) != 58:
                 return False, nrec, nspan
             pos = skip_ws(buf, pos + 1, n)
-            if key <= K_SCORE:
+            if key <= K_SCORE or (key == K_KEYPOINTS and mode == M_KEYPOINTS):
                 bit = 1 << key
                 if seen & bit:
                     return False, nrec, nspan
                 seen |= bit
                 count = 1
-                if key == K_BBOX:
+                listed = key == K_BBOX or key == K_KEYPOINTS
+                off = 4 if key == K_KEYPOINTS else 0  # where in the row this list goes
+                if listed:
                     if byte_at(buf, pos, n) != 91:
                         return False, nrec, nspan
                     pos = skip_ws(buf, pos + 1, n)
-                    count = width
+                    count = width - 4 if key == K_KEYPOINTS else (4 if mode == M_KEYPOINTS else width)
                 for j in range(count):
                     if j > 0:
                         if byte_at(buf, pos, n) != 44:
@@ -165,17 +172,17 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                     if not ok:  # Python converts it
                         if nspan >= spans.shape[0]:
                             return False, nrec, nspan
-                        spans[nspan, 0] = 0 if key == K_BBOX else 1
-                        spans[nspan, 1] = width * nrec + j if key == K_BBOX else nrec
+                        spans[nspan, 0] = 0 if listed else 1
+                        spans[nspan, 1] = width * nrec + off + j if listed else nrec
                         spans[nspan, 2] = start
                         spans[nspan, 3] = pos
                         nspan += 1
-                    if key == K_BBOX:
-                        box_flat[width * nrec + j] = v
+                    if listed:
+                        box_flat[width * nrec + off + j] = v
                         pos = skip_ws(buf, pos, n)
                     else:
                         score[nrec] = v
-                if key == K_BBOX:
+                if listed:
                     if byte_at(buf, pos, n) != 93:
                         return False, nrec, nspan
                     pos += 1
@@ -218,3 +225,9 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
 
 
 MIN_RECORD_BYTES = 58  # {"image_id":1,"category_id":1,"bbox":[1,1,1,1],"score":1} and a comma
+
+
+def min_record_bytes(width: int) -> int:
+    """The fewest bytes a record and its comma take whose row is ``width`` numbers wide: a box's 4, an oriented
+    box's 5, or (keypoints) 4 + 3K: ``{"image_id":1,"category_id":1,"keypoints":[1,...],"score":1},``."""
+    return MIN_RECORD_BYTES if width <= 5 else 55 + 2 * (width - 4)

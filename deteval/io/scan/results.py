@@ -9,11 +9,11 @@ from functools import partial
 import numpy as np
 
 from deteval.io.scan.pieces import PieceScan, cut_pieces
-from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_OBB, M_READ, M_SKIP
+from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_KEYPOINTS, M_OBB, M_READ, M_SKIP
 from deteval.io.scan.rle_text import masks_of
 from deteval.jit import num_threads
 
-_MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ, "obb": M_OBB}
+_MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ, "obb": M_OBB, "keypoints": M_KEYPOINTS}
 
 
 def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
@@ -41,7 +41,9 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     than ``\\\\``, chars outside ``'0'``-``'o'``, a negative or 19+ digit size) or that the
     general path rejects (runs that are negative, beyond 2**32 - 1 or not summing to h*w).
     ``"obb"``: oriented-box results (hotcoco's ``obb``): every record's ``obb`` (5 numbers) is read into
-    ``"bbox"`` (N, 5); a ``bbox``, ``segmentation`` or ``keypoints`` key declines.
+    ``"bbox"`` (N, 5); a ``bbox``, ``segmentation`` or ``keypoints`` key declines. ``"keypoints"``: every
+    record's ``keypoints`` (3K numbers, K from the first one in the file) is read into ``"keypoints"`` (N, 3K),
+    the ``bbox`` may be missing (``"has_bbox"`` a bool array, zeros where it is); a ``segmentation`` declines.
 
     ``raw`` may be a read-only memory map. From twice ``TUNING.piece_bytes`` on, it is scanned in pieces on threads
     (see :func:`cut_pieces`), with the same result.
@@ -54,10 +56,33 @@ def start_results_scan(raw: bytes, masks: str = "decline") -> Callable[[], dict 
     (a caller may load the ground truth meanwhile); the function returned takes the pieces left in
     the calling thread, then gives the columns."""
     mode = _MASK_MODES[masks]
+    width = 5 if mode == M_OBB else 4
+    if mode == M_KEYPOINTS:
+        count = _first_keypoints_count(raw)
+        if count <= 0 or count % 3:
+            return lambda: None
+        width += count
     buf = np.frombuffer(raw, dtype=np.uint8)
     threads = num_threads()
-    scan = PieceScan(raw, buf, mode, cut_pieces(raw, threads), threads - 1)
+    scan = PieceScan(raw, buf, mode, width, cut_pieces(raw, threads), threads - 1)
     return partial(_columns, raw, buf, mode, scan)
+
+
+def _first_keypoints_count(raw: bytes) -> int:
+    """How many numbers the first ``"keypoints": [...]`` in ``raw`` holds (commas counted, so a guess: the
+    scan checks every record against it), or -1."""
+    at = raw.find(b'"keypoints"')
+    if at < 0:
+        return -1
+    head = bytes(raw[at + 11 : at + 11 + 65536]).lstrip()
+    if not head.startswith(b":"):
+        return -1
+    head = head[1:].lstrip()
+    end = head.find(b"]")
+    if not head.startswith(b"[") or end < 0:
+        return -1
+    inner = head[1:end].strip()
+    return inner.count(b",") + 1 if inner else 0
 
 
 def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | None:
@@ -67,9 +92,9 @@ def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | 
     image_id, category_id, bbox, score, present, rle, spans = scanned
     nrec = len(score)
     has_bbox: bool | np.ndarray = True
-    if mode == M_READ:
+    if mode == M_READ or mode == M_KEYPOINTS:
         has_bbox = (present & (1 << K_BBOX)) != 0
-        bbox[~has_bbox] = 0.0
+        bbox[~has_bbox, :4] = 0.0
     if len(spans):
         targets = (bbox.reshape(-1), score)
         for kind, slot, start, end in spans.tolist():
@@ -85,6 +110,8 @@ def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | 
         "has_bbox": has_bbox,
         "n": nrec,
     }
+    if mode == M_KEYPOINTS:  # the row: the box, then the keypoints
+        out["bbox"], out["keypoints"] = np.ascontiguousarray(bbox[:, :4]), np.ascontiguousarray(bbox[:, 4:])
     if mode == M_READ:
         masks_read = masks_of(buf, rle)
         if masks_read is None:

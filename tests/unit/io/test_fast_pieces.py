@@ -38,9 +38,9 @@ _RLE_RECORDS = [
 ]  # fmt: skip
 
 
-def _scan_in_pieces(raw, buf, mode, bounds):
+def _scan_in_pieces(raw, buf, mode, bounds, width=4):
     """The rows of a scan of these pieces, on every thread."""
-    return pieces.PieceScan(raw, buf, mode, bounds, results.num_threads() - 1).rows()
+    return pieces.PieceScan(raw, buf, mode, width, bounds, results.num_threads() - 1).rows()
 
 
 def _text(records, indent=None) -> bytes:
@@ -48,9 +48,9 @@ def _text(records, indent=None) -> bytes:
     return json.dumps(records, indent=indent).replace('"LONG"', "2.000000000000000000000000001").encode()
 
 
-def _whole(raw, mode):
+def _whole(raw, mode, width=4):
     buf = np.frombuffer(raw, np.uint8)
-    return _scan_in_pieces(raw, buf, mode, [(0, len(raw))])
+    return _scan_in_pieces(raw, buf, mode, [(0, len(raw))], width)
 
 
 def _same(a, b) -> None:
@@ -60,36 +60,37 @@ def _same(a, b) -> None:
     has_box = (a[4] & (1 << rr.K_BBOX)) != 0  # a record without a box leaves its row unwritten
     for i, (x, y) in enumerate(zip(a, b)):
         assert x.dtype == y.dtype and x.shape == y.shape
-        if i == 2:
-            x, y = x[has_box], y[has_box]
+        if i == 2:  # keypoint rows: the box's 4 numbers, then the keypoints, always written
+            assert np.array_equal(x[:, 4:].view(np.int64), y[:, 4:].view(np.int64))
+            x, y = x[has_box, :4], y[has_box, :4]
         assert np.array_equal(x.view(np.int64) if x.dtype == np.float64 else x,
                               y.view(np.int64) if y.dtype == np.float64 else y)  # fmt: skip
 
 
-def _every_cut(raw: bytes, mode: int) -> int:
+def _every_cut(raw: bytes, mode: int, width: int = 4) -> int:
     """Scan with a cut at each comma, then at pairs of commas; returns how many cuts scanned as pieces."""
     buf = np.frombuffer(raw, np.uint8)
-    whole = _whole(raw, mode)
+    whole = _whole(raw, mode, width)
     commas = [i for i, c in enumerate(raw) if c == ord(",")]
     proven = 0
     for c in commas:
         bounds = [(0, c), (c + 1, len(raw))]
-        proven += all(_piece_scans(buf, mode, bounds))
-        _same(_scan_in_pieces(raw, buf, mode, bounds), whole)
+        proven += all(_piece_scans(buf, mode, bounds, width))
+        _same(_scan_in_pieces(raw, buf, mode, bounds, width), whole)
     for a, b in zip(commas[::3], commas[1::3]):
-        _same(_scan_in_pieces(raw, buf, mode, [(0, a), (a + 1, b), (b + 1, len(raw))]), whole)
+        _same(_scan_in_pieces(raw, buf, mode, [(0, a), (a + 1, b), (b + 1, len(raw))], width), whole)
     return proven
 
 
-def _piece_scans(buf, mode: int, bounds) -> list[bool]:
+def _piece_scans(buf, mode: int, bounds, width: int = 4) -> list[bool]:
     """Whether each piece scans on its own (the first with the list's ``[``, the last with its ``]``)."""
     oks = []
     for k, (lo, hi) in enumerate(bounds):
-        cap = (hi - lo) // rr.MIN_RECORD_BYTES + 1
+        cap = (hi - lo) // rr.min_record_bytes(width) + 1
         columns = (
-            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 4)), np.empty(cap),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, width)), np.empty(cap),
             np.empty(cap, np.int64), np.empty((cap if mode == rr.M_READ else 0, 6), np.int64),
-            np.empty((5 * cap, 4), np.int64), np.empty(MAX_DEPTH, np.uint8),
+            np.empty(((width + 1) * cap, 4), np.int64), np.empty(MAX_DEPTH, np.uint8),
         )  # fmt: skip
         oks.append(bool(rr.scan_result_records(buf[lo:hi], k == 0, k == len(bounds) - 1, mode, *columns)[0]))
     return oks
@@ -107,6 +108,22 @@ def test_every_comma_as_a_cut_with_masks_read():
     raw = _text(_RLE_RECORDS)
     assert _whole(raw, rr.M_READ) is not None
     assert _every_cut(raw, rr.M_READ) == len(_RLE_RECORDS) - 1
+
+
+def test_every_comma_as_a_cut_with_keypoints_read():
+    """Rows of 4 + 3K numbers, a box in some records only, long mantissas (spans) in both parts of a row."""
+    kp = [1, 2, 2, "LONG", 4.5, 1, 0, 0, 0]
+    recs = [
+        {"image_id": 1, "category_id": 1, "keypoints": kp, "score": 0.9, "bbox": [1, 2, 3, "LONG"]},
+        {"image_id": 2, "note": "a}, {b", "category_id": 1, "keypoints": kp[::-1], "score": "LONG"},
+        {"image_id": 3, "category_id": 2, "bbox": [0, 0, 1, 1], "keypoints": [0.5] * 9, "score": 1e-7},
+        {"image_id": 4, "extra": [{"x": 1}, {"keypoints": [1]}], "category_id": 1, "keypoints": kp, "score": 1},
+    ]
+    raw = _text(recs)
+    whole = _whole(raw, rr.M_KEYPOINTS, 13)
+    # five numbers Python converts (spans); the row of record 1: no box, then its keypoints (a span's slot left 0)
+    assert whole is not None and len(whole[-1]) == 5 and whole[2][1].tolist() == [0] * 4 + [0, 0, 0, 1, 4.5, 0, 2, 2, 1]
+    assert _every_cut(raw, rr.M_KEYPOINTS, 13) == len(recs) - 1
 
 
 def test_a_file_the_whole_scan_declines_is_declined_in_pieces():

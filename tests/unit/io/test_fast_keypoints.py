@@ -1,0 +1,149 @@
+"""The results scanner's keypoint mode (``iou_type="keypoints"``) against the general reader.
+
+Scanned or read by the general reader, the same file gives the same :class:`Detections` bit for bit, with the
+same warnings (or, where the scanner declines, the general reader's own result or error); in pieces on
+threads too. Both of loadRes's readings are covered: with a ``bbox`` in the first result (the boxes as given,
+area ``w*h``) and without (box and area the keypoints' extent).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import deteval
+from deteval.errors import InputError
+from deteval.io.coco import load_coco_gt, load_coco_results, scan_results
+from deteval.tuning import TUNING
+
+FIELDS = ("image", "category", "score", "area", "boxes", "keypoints")
+K = 3  # keypoints per person in these files
+GT = {
+    "images": [{"id": i, "width": 100, "height": 100} for i in (1, 2, 3)],
+    "categories": [{"id": 1, "name": "person", "keypoints": ["a", "b", "c"]}, {"id": 2, "name": "cat"}],
+    "annotations": [
+        {"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0, "bbox": [10, 10, 30, 60], "area": 900.0,
+         "num_keypoints": 2, "keypoints": [20, 20, 2, 30, 40, 1, 0, 0, 0]},
+    ],
+}  # fmt: skip
+
+
+def _load(text: str, tmp_path, monkeypatch, scanner: bool, piece_bytes: int | None = None):
+    path = tmp_path / ("fast.json" if scanner else "slow.json")
+    path.write_text(text)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
+    if piece_bytes is not None:
+        monkeypatch.setattr(TUNING, "piece_bytes", piece_bytes)
+    gt = load_coco_gt(GT, iou_type="keypoints")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            dets = load_coco_results(str(path), gt, iou_type="keypoints")
+        except InputError as e:
+            return str(e).replace(str(path), "FILE"), []
+    return dets, sorted(str(w.message).replace(str(path), "FILE") for w in caught)
+
+
+def assert_same(fast, slow) -> None:
+    (fast, fast_warned), (slow, slow_warned) = fast, slow
+    assert fast_warned == slow_warned
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+        return
+    for f in FIELDS:
+        a, b = getattr(fast, f), getattr(slow, f)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True), f
+        if a.dtype.kind == "f":
+            assert np.array_equal(np.signbit(a), np.signbit(b)), f
+    assert fast.nan_scores == slow.nan_scores
+
+
+# numbers as JSON writes them and as other writers do: integers, exponents, long mantissas, float32 reprs, -0
+number = st.one_of(
+    st.integers(-(10**6), 10**6),
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.floats(-2000, 2000, width=32).map(lambda x: repr(float(np.float32(x)))),
+    st.sampled_from(["-0", "-0.0", "1e2", "1.5E-3", "0.30000000000000004", "123456789012345678901234567890e-25"]),
+)
+
+
+def _num(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+@st.composite
+def results_text(draw):
+    boxed = draw(st.sampled_from(["all", "none", "some"]))  # some: the first decides loadRes's branch
+    recs = []
+    for _ in range(draw(st.integers(0, 12))):
+        kp = ", ".join(_num(draw(number)) for _ in range(3 * K))
+        fields = [f'"image_id": {draw(st.integers(1, 3))}', f'"category_id": {draw(st.integers(1, 2))}',
+                  f'"keypoints": [{kp}]', f'"score": {_num(draw(number))}']  # fmt: skip
+        if boxed == "all" or (boxed == "some" and draw(st.booleans())):
+            fields.append(f'"bbox": [{", ".join(_num(draw(number)) for _ in range(4))}]')
+        if draw(st.integers(0, 5)) == 0:
+            fields.append('"extra": {"keypoints": [1, "x", null]}')
+        order = draw(st.permutations(range(len(fields))))
+        recs.append("{" + ", ".join(fields[i] for i in order) + "}")
+    sep = draw(st.sampled_from([",", ",\n", " , "]))
+    return "[" + sep.join(recs) + "]"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(results_text(), st.sampled_from([None, 1]))
+def test_scanned_equals_the_general_reader(tmp_path, monkeypatch, text, piece_bytes):
+    fast = _load(text, tmp_path, monkeypatch, True, piece_bytes)
+    assert_same(fast, _load(text, tmp_path, monkeypatch, False))
+    if '"bbox"' not in text and '"extra"' not in text:  # nothing here for the scanner to decline
+        assert scan_results(text.encode(), "keypoints") is not None or "keypoints" not in text
+
+
+def test_the_scanner_reads_them():
+    """Not a comparison of two general reads: the scanner takes plain keypoint files, with and without boxes."""
+    rec = {"image_id": 1, "category_id": 1, "keypoints": [1.5, 2, 2, 3e1, 4, -0.0, 7, 8, 1], "score": 0.5}
+    cols = scan_results(json.dumps([rec, rec]).encode(), "keypoints")
+    assert cols is not None and cols["keypoints"].shape == (2, 9) and cols["bbox"].shape == (2, 4)
+    assert cols["keypoints"][1].tolist() == [1.5, 2.0, 2.0, 30.0, 4.0, -0.0, 7.0, 8.0, 1.0]
+    assert not cols["has_bbox"].any() and not cols["bbox"].any()
+    boxed = scan_results(json.dumps([{**rec, "bbox": [1, 2, 3, 4]}, rec]).encode(), "keypoints")
+    assert boxed["has_bbox"].tolist() == [True, False] and boxed["bbox"][0].tolist() == [1, 2, 3, 4]
+    for other in ({**rec, "keypoints": [1, 2, 3]}, {**rec, "segmentation": [[1, 2, 3, 4, 5, 6]]}, {"score": 1}):
+        assert scan_results(json.dumps([rec, other]).encode(), "keypoints") is None
+    # the count is the first keypoints' in the file, wherever they are: inside another key first, none fits
+    odd = [{**rec, "extra": {"keypoints": [1, 2]}}]
+    assert scan_results(json.dumps(odd).encode(), "keypoints") is not None
+    assert scan_results(json.dumps(odd, sort_keys=True).encode(), "keypoints") is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"keypoints": [1, 2, 3]}, {"keypoints": []}, {"keypoints": None}, {"keypoints": [1, 2, 3, 4, 5, 6, 7, 8, 1e400]},
+     {"bbox": []}, {"bbox": [1, 2, -3, 4]}, {"bbox": [1, 2, 3]}, {"score": "x"}, {"image_id": 9}, {"category_id": 7},
+     {"segmentation": [[1, 2, 3, 4, 5, 6]]}],
+)  # fmt: skip
+@pytest.mark.parametrize("first_boxed", [False, True])
+def test_what_the_scanner_declines_reads_the_general_way(tmp_path, monkeypatch, change, first_boxed):
+    good = {"image_id": 1, "category_id": 1, "keypoints": [20.0, 20.0, 2, 31, 41, 1, 0, 0, 0], "score": 0.5}
+    if first_boxed:
+        good["bbox"] = [10, 10, 20, 30]
+    for recs in ([good, {**good, **change}], [{**good, **change}, good]):
+        text = json.dumps(recs)
+        assert_same(_load(text, tmp_path, monkeypatch, True), _load(text, tmp_path, monkeypatch, False))
+
+
+def test_evaluate_from_files_is_the_same_either_way(tmp_path, monkeypatch):
+    dets = [{"image_id": 1 + i % 3, "category_id": 1, "keypoints": [20.0 + i, 20.0, 2, 30, 40.0 - i, 1, 0, 0, 0],
+             "score": 0.9 - 0.01 * i} for i in range(40)]  # fmt: skip
+    (tmp_path / "d.json").write_text(json.dumps(dets))
+    (tmp_path / "g.json").write_text(json.dumps(GT))
+    stats = []
+    for fast in (True, False):
+        monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 62)
+        d, g = str(tmp_path / "d.json"), str(tmp_path / "g.json")
+        stats.append(deteval.evaluate(d, g, iou_type="keypoints", kpt_sigmas=[0.5, 0.5, 0.5]).stats)
+    assert stats[0] == stats[1] and stats[0]["AP50"] > 0
