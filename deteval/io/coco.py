@@ -36,7 +36,7 @@ from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
-_FAST_GT = ("bbox", "segm", "obb")  # the iou types whose ground truth the scanner reads
+_FAST_GT = ("bbox", "segm", "obb", "keypoints")  # the iou types whose ground truth the scanner reads
 _FAST_RESULTS = ("bbox", "segm", "obb", "keypoints")  # and whose results
 
 
@@ -231,7 +231,7 @@ def gt_from_scan(
     from deteval.io.scan.gt import parse_gt_columns
     from deteval.io.scan.gt_segm import gt_masks
 
-    cols = parse_gt_columns(raw, segm=iou_type == "segm", obb=iou_type == "obb")
+    cols = parse_gt_columns(raw, segm=iou_type == "segm", obb=iou_type == "obb", keypoints=iou_type == "keypoints")
     if cols is None:
         return None
     im, an, ca = cols["images"], cols["annotations"], cols["categories"]
@@ -263,6 +263,8 @@ def gt_from_scan(
     )
     if iou_type == "obb":
         columns.obb = an["obb"]
+    if iou_type == "keypoints":
+        columns.keypoints, columns.num_keypoints = an["keypoints"], an["num_keypoints"]
     if iou_type == "segm":
         # the scanned segmentations of every annotation; one dropped (no such image) is the general reader's
         columns.segmentations = lambda kept, h, w: gt_masks(an["segmentation"], h, w) if len(kept) == n else None

@@ -5,11 +5,13 @@
 float64 columns without building a Python object per record (with
 ``masks="read"`` also compressed-RLE ``segmentation`` masks, decoded straight
 from the bytes into runs; with ``masks="skip"`` masks and keypoints are
-validated and skipped, as box evaluation reads none);
+validated and skipped, as box evaluation reads none; with ``"keypoints"`` each
+record's keypoints are read after its optional box);
 ``gt.parse_gt_columns(raw)`` reads a ground truth file's images, categories and
 annotations (for box evaluation: segmentations are validated and skipped; with
 ``segm=True`` polygons and RLE are read too, polygon coordinates into one flat
-array for :mod:`deteval.io.polygons`, and :func:`gt_segm.gt_masks` makes the masks). It
+array for :mod:`deteval.io.polygons`, and :func:`gt_segm.gt_masks` makes the masks;
+with ``keypoints=True`` the annotations' keypoints and ``num_keypoints``). It
 is a fast path only: whenever the text is not plainly such a file (malformed
 JSON or UTF-8, a missing or mistyped key, a duplicate known key, string ids,
 masks or keypoints where not asked for, RLE that is not plain RLE, an

@@ -25,8 +25,8 @@ from deteval.jit import njit
 from deteval.types import xywh_area
 
 # How a known key's value is read (anything else declines the file)
-# _V_SEEN: skipped, but noted; _V_OBB: an oriented box, 5 numbers
-_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM, _V_SEEN, _V_OBB = 0, 1, 2, 3, 4, 5, 6, 7
+# _V_SEEN: skipped, but noted; _V_OBB: an oriented box, 5 numbers; _V_KPTS: keypoints, the float columns' last 3K
+_V_INT, _V_NUM, _V_BOX, _V_FLAG, _V_STR, V_SEGM, _V_SEEN, _V_OBB, _V_KPTS = 0, 1, 2, 3, 4, 5, 6, 7, 8
 _L_IMAGES, _L_ANNOTATIONS, _L_CATEGORIES = 0, 1, 2
 _LIST_KEYS = np.frombuffer(b"imagesannotationscategories", np.uint8).copy()
 _LIST_OFF = np.array([0, 6, 17, 27], np.int64)
@@ -35,7 +35,7 @@ _LIST_OFF = np.array([0, 6, 17, 27], np.int64)
 class _Spec:
     """The keys read from one list's records: (name, how, int or float column), required ones."""
 
-    def __init__(self, keys: list[tuple[str, int, int]], required: tuple[str, ...]):
+    def __init__(self, keys: list[tuple[str, int, int]], required: tuple[str, ...], keypoints: int = 0):
         names = [k.encode() for k, _, _ in keys]
         self.key_bytes = np.frombuffer(b"".join(names), np.uint8).copy()
         self.key_off = np.cumsum([0] + [len(k) for k in names]).astype(np.int64)
@@ -43,7 +43,7 @@ class _Spec:
         self.col = np.array([c for _, _, c in keys], np.int64)
         self.required = sum(1 << i for i, (k, _, _) in enumerate(keys) if k in required)
         self.n_int = max([c + (2 if h == _V_STR else 1) for _, h, c in keys if h in (_V_INT, _V_FLAG, _V_STR)] + [0])
-        width = {_V_NUM: 1, _V_BOX: 4, _V_OBB: 5}
+        width = {_V_NUM: 1, _V_BOX: 4, _V_OBB: 5, _V_KPTS: keypoints}
         self.n_float = max([c + width[h] for _, h, c in keys if h in width] + [0])
         self.index = {k: i for i, (k, _, _) in enumerate(keys)}
 
@@ -69,6 +69,14 @@ _GT_SPECS = (
 _SEGM_ANN_SPEC = _Spec([*_ANN_KEYS, ("segmentation", V_SEGM, 0)], ("id", "image_id", "category_id", "segmentation"))
 # oriented-box evaluation (hotcoco's "obb"): the oriented box is read and required, the box optional
 _OBB_ANN_SPEC = _Spec([*_ANN_KEYS, ("obb", _V_OBB, 5)], ("id", "image_id", "category_id", "obb"))
+
+
+def _keypoints_spec(count: int) -> _Spec:
+    """Keypoint evaluation: ``keypoints`` (``count`` numbers, after the box, area and ``num_keypoints``) required."""
+    keys = [*_ANN_KEYS, ("num_keypoints", _V_NUM, 5), ("keypoints", _V_KPTS, 6)]
+    return _Spec(keys, ("id", "image_id", "category_id", "bbox", "keypoints"), count)
+
+
 _MIN_OBJECT_BYTES = 9  # {"id":1} and a comma
 
 
@@ -143,11 +151,11 @@ def _records(
                         else:
                             pos, nspan = read_segmentation(buf, pos, n, segm, nrec, spans, nspan)
                         count = 0
-                    elif h == _V_BOX or h == _V_OBB:
+                    elif h == _V_BOX or h == _V_OBB or h == _V_KPTS:
                         if byte_at(buf, pos, n) != 91:
                             return 0, pos, nrec, nspan
                         pos = skip_ws(buf, pos + 1, n)
-                        count = 4 if h == _V_BOX else 5
+                        count = 4 if h == _V_BOX else (5 if h == _V_OBB else nf - c)
                     for j in range(count):
                         if j > 0:
                             if byte_at(buf, pos, n) != 44:
@@ -191,7 +199,7 @@ def _records(
                             spans[nspan, 3] = pos
                             nspan += 1
                         pos = skip_ws(buf, pos, n)
-                    if h == _V_BOX or h == _V_OBB:
+                    if h == _V_BOX or h == _V_OBB or h == _V_KPTS:
                         if byte_at(buf, pos, n) != 93:
                             return 0, pos, nrec, nspan
                         pos += 1
@@ -273,16 +281,20 @@ def _scan_gt(
             return (1 if skip_ws(buf, pos, n) == n and seen == 7 else 0), nspan
 
 
-def _specs(segm: bool, obb: bool) -> tuple:
+def _specs(segm: bool, obb: bool, keypoints: int = 0) -> tuple:
+    if keypoints:
+        return (_GT_SPECS[0], _keypoints_spec(keypoints), _GT_SPECS[2])
     return (_GT_SPECS[0], _SEGM_ANN_SPEC if segm else _OBB_ANN_SPEC, _GT_SPECS[2]) if segm or obb else _GT_SPECS
 
 
-def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool, obb: bool = False):
+def _gt_pass(
+    buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bool, obb: bool = False, keypoints: int = 0
+):
     """One scan with room for ``caps`` records per list; with ``segm`` the annotations' segmentations
     are read into (seg, parts, coords, uruns, fill), sized for the worst case (pages touched only if used)."""
     tables = []
     args: list = [buf]
-    specs = _specs(segm, obb)
+    specs = _specs(segm, obb, keypoints)
     n = buf.size if segm else 0
     seg_arrays = (
         np.empty((caps[1] if segm else 0, 6), np.int64),
@@ -304,7 +316,7 @@ def _gt_pass(buf: np.ndarray, caps: tuple[int, int, int], n_spans: int, segm: bo
     return status, tables, spans[:nspan], counts, seg_arrays
 
 
-def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict | None:
+def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False, keypoints: bool = False) -> dict | None:
     """Columns of a COCO ground truth file's bytes, or ``None``.
 
     Returns ``{"images": {"id", "height", "width"}, "annotations": {"id", "image_id",
@@ -332,13 +344,25 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
     ``obb`` (oriented boxes, hotcoco's ``obb``): every annotation's ``obb`` (5 numbers) is read into
     ``annotations["obb"]`` (N, 5), the ``bbox`` may be missing; ``"has_bbox"`` and ``"has_area"`` as for
     ``segm`` (the caller's area default is the oriented box's).
+
+    ``keypoints`` (keypoint evaluation): every annotation's ``keypoints`` (3K numbers, K from the first list
+    of numbers under that key in the file, so not the categories' names) is read into
+    ``annotations["keypoints"]`` (N, 3K), and ``num_keypoints`` into ``annotations["num_keypoints"]`` (float64,
+    NaN where missing).
     """
+    count = 0
+    if keypoints:
+        from deteval.io.scan.results import first_keypoints_count
+
+        count = first_keypoints_count(raw, numbers=True)
+        if count <= 0 or count % 3:
+            return None
     buf = np.frombuffer(raw, dtype=np.uint8)
     bound = len(raw) // _MIN_OBJECT_BYTES + 1
     guess = min(bound, len(raw) // 64 + 16)  # real records are longer: retry only when they are not
-    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm, obb)
+    status, tables, spans, counts, seg_arrays = _gt_pass(buf, (guess, guess, guess), 8 * guess, segm, obb, count)
     if status == 2:
-        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm, obb)
+        status, tables, spans, counts, seg_arrays = _gt_pass(buf, (bound, bound, bound), 8 * bound, segm, obb, count)
     if status != 1:
         return None
     floats_of = [t[1][: counts[i]] for i, t in enumerate(tables)]
@@ -353,7 +377,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
             flat[which][slot] = v
         del flat
     out = {}
-    specs = _specs(segm, obb)
+    specs = _specs(segm, obb, count)
     for which, (name, spec) in enumerate(zip(("images", "annotations", "categories"), specs)):
         m = int(counts[which])
         ints, floats, present = tables[which][0][:m], floats_of[which], tables[which][2][:m]
@@ -396,6 +420,9 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False) -> dict 
     annotations["area"] = np.where(has["area"], a_floats[:, 4], xywh_area(box))
     if obb:
         annotations["obb"] = a_floats[:, 5:10].copy()
+    if count:
+        annotations["keypoints"] = a_floats[:, 6:].copy()
+        annotations["num_keypoints"] = np.where(has["num_keypoints"], a_floats[:, 5], np.nan)
     del a_floats
     if segm:
         m = int(counts[1])

@@ -58,7 +58,7 @@ def start_results_scan(raw: bytes, masks: str = "decline") -> Callable[[], dict 
     mode = _MASK_MODES[masks]
     width = 5 if mode == M_OBB else 4
     if mode == M_KEYPOINTS:
-        count = _first_keypoints_count(raw)
+        count = first_keypoints_count(raw)
         if count <= 0 or count % 3:
             return lambda: None
         width += count
@@ -68,21 +68,24 @@ def start_results_scan(raw: bytes, masks: str = "decline") -> Callable[[], dict 
     return partial(_columns, raw, buf, mode, scan)
 
 
-def _first_keypoints_count(raw: bytes) -> int:
-    """How many numbers the first ``"keypoints": [...]`` in ``raw`` holds (commas counted, so a guess: the
-    scan checks every record against it), or -1."""
+def first_keypoints_count(raw: bytes, numbers: bool = False) -> int:
+    """How many items the first ``"keypoints": [...]`` in ``raw`` holds (commas counted, so a guess: the scan
+    checks every record against it), or -1. ``numbers``: the first such list that starts with a number (a
+    ground truth's categories name their keypoints under the same key)."""
     at = raw.find(b'"keypoints"')
-    if at < 0:
-        return -1
-    head = bytes(raw[at + 11 : at + 11 + 65536]).lstrip()
-    if not head.startswith(b":"):
-        return -1
-    head = head[1:].lstrip()
-    end = head.find(b"]")
-    if not head.startswith(b"[") or end < 0:
-        return -1
-    inner = head[1:end].strip()
-    return inner.count(b",") + 1 if inner else 0
+    while at >= 0:
+        head = bytes(raw[at + 11 : at + 11 + 65536]).lstrip()
+        if not head.startswith(b":"):
+            return -1
+        head = head[1:].lstrip()
+        end = head.find(b"]")
+        if not head.startswith(b"[") or end < 0:
+            return -1
+        inner = head[1:end].strip()
+        if not numbers or (inner and inner[:1] in b"-0123456789"):
+            return inner.count(b",") + 1 if inner else 0
+        at = raw.find(b'"keypoints"', at + 11)
+    return -1
 
 
 def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | None:

@@ -147,3 +147,95 @@ def test_evaluate_from_files_is_the_same_either_way(tmp_path, monkeypatch):
         d, g = str(tmp_path / "d.json"), str(tmp_path / "g.json")
         stats.append(deteval.evaluate(d, g, iou_type="keypoints", kpt_sigmas=[0.5, 0.5, 0.5]).stats)
     assert stats[0] == stats[1] and stats[0]["AP50"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# ground truth
+
+
+def _load_gt(text: str, tmp_path, monkeypatch, scanner: bool):
+    path = tmp_path / ("fast_gt.json" if scanner else "slow_gt.json")
+    path.write_text(text)
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            gt = load_coco_gt(str(path), iou_type="keypoints")
+        except InputError as e:
+            return str(e).replace(str(path), "FILE"), []
+    return gt, sorted(str(w.message).replace(str(path), "FILE") for w in caught)
+
+
+GT_FIELDS = ("image", "category", "boxes", "area", "crowd", "ignore", "ann_id", "keypoints", "num_keypoints")
+
+
+@st.composite
+def gt_text(draw):
+    """Keypoint ground truth: integer keypoints as COCO writes them (floats too), num_keypoints given or not,
+    the categories (naming their keypoints under the same key) before or after the annotations."""
+    anns = []
+    for i in range(draw(st.integers(0, 10))):
+        kp = ", ".join(_num(draw(st.one_of(st.integers(0, 640), number))) for _ in range(3 * K))
+        # a negative width or height (declined by the scanner, warned of by the general reader) now and then
+        size = (
+            st.one_of(st.integers(0, 300), st.floats(0, 300), number)
+            if draw(st.integers(0, 5)) == 0
+            else st.integers(0, 300)
+        )
+        box = ", ".join(_num(draw(v)) for v in (number, number, size, size))
+        fields = [
+            f'"id": {i + 1}',
+            f'"image_id": {draw(st.integers(1, 3))}',
+            f'"category_id": {draw(st.integers(1, 2))}',
+            f'"bbox": [{box}]',
+            f'"keypoints": [{kp}]',
+        ]
+        if draw(st.booleans()):
+            fields.append(f'"num_keypoints": {_num(draw(st.one_of(st.integers(0, K), number)))}')
+        if draw(st.booleans()):
+            fields.append(f'"iscrowd": {draw(st.sampled_from(["0", "1", "true", "false"]))}')
+        if draw(st.booleans()):
+            fields.append(f'"area": {_num(draw(st.one_of(number, st.just(-5.0))))}')
+        if draw(st.integers(0, 3)) == 0:
+            fields.append('"segmentation": [[1, 2, 3, 4, 5, 6]]')
+        order = draw(st.permutations(range(len(fields))))
+        anns.append("{" + ", ".join(fields[i] for i in order) + "}")
+    images = ", ".join(f'{{"id": {i}, "width": 100, "height": 100}}' for i in (1, 2, 3))
+    cats = '[{"id": 1, "name": "person", "keypoints": ["a", "b", "c"], "skeleton": [[1, 2]]}, {"id": 2}]'
+    lists = [f'"images": [{images}]', f'"categories": {cats}', f'"annotations": [{", ".join(anns)}]']
+    return "{" + ", ".join(lists[i] for i in draw(st.permutations(range(3)))) + "}"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gt_text())
+def test_scanned_ground_truth_equals_the_general_reader(tmp_path, monkeypatch, text):
+    (fast, fast_warnings), (slow, slow_warnings) = (_load_gt(text, tmp_path, monkeypatch, s) for s in (True, False))
+    assert fast_warnings == slow_warnings
+    if isinstance(slow, str) or isinstance(fast, str):
+        assert fast == slow
+        return
+    for f in GT_FIELDS:
+        a, b = getattr(fast, f), getattr(slow, f)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f
+    for table in ("categories", "images"):
+        a, b = getattr(fast, table), getattr(slow, table)
+        assert np.array_equal(a.ids, b.ids) and a.names == b.names, table
+
+
+def test_the_gt_scanner_reads_them():
+    """Not two general reads compared: the scanner reads the keypoints (not the categories' names) and
+    num_keypoints (NaN where missing), and declines an annotation without keypoints or with another count."""
+    from deteval.io.scan.gt import parse_gt_columns
+
+    cats_first = {"categories": GT["categories"], "images": GT["images"], "annotations": GT["annotations"]}
+    more = {"id": 2, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "keypoints": [1, 2, 2] * K}
+    cols = parse_gt_columns(
+        json.dumps({**cats_first, "annotations": [*GT["annotations"], more]}).encode(), keypoints=True
+    )
+    assert cols is not None
+    an = cols["annotations"]
+    assert an["keypoints"].tolist() == [[20, 20, 2, 30, 40, 1, 0, 0, 0], [1, 2, 2] * K]
+    assert an["num_keypoints"][0] == 2 and np.isnan(an["num_keypoints"][1])
+    for bad in ({k: v for k, v in more.items() if k != "keypoints"}, {**more, "keypoints": [1, 2, 2]}):
+        doc = {**cats_first, "annotations": [*GT["annotations"], bad]}
+        assert parse_gt_columns(json.dumps(doc).encode(), keypoints=True) is None
