@@ -87,6 +87,17 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Tuple((Array(int64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(float64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True)))",  # noqa: E501
         )),
+        ('deteval.io.scan.rle_text._decode_rle_spans', (
+            'int64',
+            'int64',
+            "Array(uint8, 1, 'C', True, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(uint32, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(bool, 1, 'C', False, aligned=True)",
+        )),
         ('deteval.io.polygons._rasterise', (
             "Array(float64, 2, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
@@ -104,6 +115,15 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ('deteval.io.masks.run_totals', (
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
+        )),
+        ('deteval.rle._extents_range', (
+            'int64',
+            'int64',
+            "Array(uint32, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(float64, 2, 'C', False, aligned=True)",
         )),
     ],
     'coco-bbox': [
@@ -183,15 +203,6 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
-        )),
-        ('deteval.rle._extents_range', (
-            'int64',
-            'int64',
-            "Array(uint32, 1, 'C', False, aligned=True)",
-            "Array(int64, 1, 'C', False, aligned=True)",
-            "Array(int64, 1, 'C', False, aligned=True)",
-            "Array(int64, 1, 'C', False, aligned=True)",
-            "Array(float64, 2, 'C', False, aligned=True)",
         )),
         ('deteval.geometry.masks._mask_iou_blocks', (
             'int64',
