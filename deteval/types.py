@@ -55,8 +55,18 @@ def xywh_area(boxes: np.ndarray) -> np.ndarray:
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` by a sort: numpy 2's hashed ``np.unique`` is ~40x slower on 1M ints."""
-    s = np.sort(np.asarray(values))
+    """``np.unique(values)``, without numpy 2's hashed ``np.unique`` (~40x slower on 1M ints) and, for integers
+    in a range at most 4 times their count (ids numbered from 1, in any order), without a sort either: each
+    value marks its place in a bool array (~10 ms per 1M, where the sort takes ~50)."""
+    values = np.asarray(values)
+    if values.ndim == 1 and values.dtype.kind in "iu" and len(values) > 1:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 4 * len(values):
+            wide = np.uint64 if values.dtype.kind == "u" else np.int64  # no wrap-around in the offsets
+            mark = np.zeros(hi - lo + 1, np.bool_)
+            mark[values.astype(wide) - wide(lo)] = True
+            return (np.flatnonzero(mark).astype(wide) + wide(lo)).astype(values.dtype, copy=False)
+    s = np.sort(values)
     return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) else s
 
 

@@ -1,4 +1,5 @@
-"""IdTable.lookup: dense indices of user ids, against a dict, on dense and sparse id sets."""
+"""IdTable.lookup: dense indices of user ids, against a dict, on dense and sparse id sets; sorted_unique and
+has_duplicates (the id checks of every loader) against np.unique."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deteval.types import IdTable
+from deteval.types import IdTable, has_duplicates, sorted_unique
 
 _EDGE = [np.iinfo(np.int64).min, np.iinfo(np.int64).min + 1, -1, 0, 1, np.iinfo(np.int64).max - 1,
          np.iinfo(np.int64).max]  # fmt: skip
@@ -36,3 +37,29 @@ def test_lookup_of_dense_ids_with_many_queries_uses_the_whole_range():
     pos, found = IdTable(ids).lookup(values)
     assert found.tolist() == [False, True, False, True, True, False, False, False, True]
     assert pos[found].tolist() == [0, 1, 3, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(["min", "zero", "max"]),
+    offsets=st.lists(st.integers(0, 400), min_size=0, max_size=120),
+    dtype=st.sampled_from([np.int64, np.int32, np.int8, np.uint8, np.uint64]),
+    order=st.randoms(use_true_random=False),
+)
+def test_sorted_unique_is_np_unique(base, offsets, dtype, order):
+    """Dense ranges (the mark array's path, any order, at the dtype's ends) and sparse ones (the sort's)."""
+    info = np.iinfo(dtype)
+    span = max(offsets, default=0)
+    lo = int(info.min) if base == "min" else (0 if base == "zero" else int(info.max) - span)
+    values = [lo + o for o in offsets if int(info.min) <= lo + o <= int(info.max)]
+    order.shuffle(values)
+    arr = np.array(values, dtype=dtype)
+    want = np.unique(arr)
+    got = sorted_unique(arr)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    assert has_duplicates(arr) == (len(want) != len(arr))
+
+
+def test_sorted_unique_of_other_kinds():
+    for values in (np.array([3.0, 1.0, 3.0, -0.0]), np.array(["b", "a", "b"]), np.zeros(0, np.int64), np.array([7])):
+        assert np.unique(values).tolist() == sorted_unique(values).tolist()
