@@ -9,19 +9,17 @@ area ``w*h``) and without (box and area the keypoints' extent).
 from __future__ import annotations
 
 import json
-import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scanned_either_way import assert_same_read, assert_same_tables, read_either_way, stats_either_way
 
-import deteval
-from deteval.errors import InputError
 from deteval.io.coco import load_coco_gt, load_coco_results, scan_results
-from deteval.tuning import TUNING
 
-FIELDS = ("image", "category", "score", "area", "boxes", "keypoints")
+FIELDS = ("image", "category", "score", "area", "boxes", "keypoints", "nan_scores")
 K = 3  # keypoints per person in these files
 GT = {
     "images": [{"id": i, "width": 100, "height": 100} for i in (1, 2, 3)],
@@ -34,33 +32,13 @@ GT = {
 
 
 def _load(text: str, tmp_path, monkeypatch, scanner: bool, piece_bytes: int | None = None):
-    path = tmp_path / ("fast.json" if scanner else "slow.json")
-    path.write_text(text)
-    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
-    if piece_bytes is not None:
-        monkeypatch.setattr(TUNING, "piece_bytes", piece_bytes)
     gt = load_coco_gt(GT, iou_type="keypoints")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            dets = load_coco_results(str(path), gt, iou_type="keypoints")
-        except InputError as e:
-            return str(e).replace(str(path), "FILE"), []
-    return dets, sorted(str(w.message).replace(str(path), "FILE") for w in caught)
+    read = partial(load_coco_results, gt=gt, iou_type="keypoints")
+    return read_either_way(text, read, tmp_path, monkeypatch, scanner, piece_bytes)
 
 
 def assert_same(fast, slow) -> None:
-    (fast, fast_warned), (slow, slow_warned) = fast, slow
-    assert fast_warned == slow_warned
-    if isinstance(slow, str) or isinstance(fast, str):
-        assert fast == slow
-        return
-    for f in FIELDS:
-        a, b = getattr(fast, f), getattr(slow, f)
-        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True), f
-        if a.dtype.kind == "f":
-            assert np.array_equal(np.signbit(a), np.signbit(b)), f
-    assert fast.nan_scores == slow.nan_scores
+    assert_same_read(fast, slow, FIELDS)
 
 
 # numbers as JSON writes them and as other writers do: integers, exponents, long mantissas, float32 reprs, -0
@@ -139,13 +117,7 @@ def test_what_the_scanner_declines_reads_the_general_way(tmp_path, monkeypatch, 
 def test_evaluate_from_files_is_the_same_either_way(tmp_path, monkeypatch):
     dets = [{"image_id": 1 + i % 3, "category_id": 1, "keypoints": [20.0 + i, 20.0, 2, 30, 40.0 - i, 1, 0, 0, 0],
              "score": 0.9 - 0.01 * i} for i in range(40)]  # fmt: skip
-    (tmp_path / "d.json").write_text(json.dumps(dets))
-    (tmp_path / "g.json").write_text(json.dumps(GT))
-    stats = []
-    for fast in (True, False):
-        monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if fast else 1 << 62)
-        d, g = str(tmp_path / "d.json"), str(tmp_path / "g.json")
-        stats.append(deteval.evaluate(d, g, iou_type="keypoints", kpt_sigmas=[0.5, 0.5, 0.5]).stats)
+    stats = stats_either_way(dets, GT, tmp_path, monkeypatch, iou_type="keypoints", kpt_sigmas=[0.5, 0.5, 0.5])
     assert stats[0] == stats[1] and stats[0]["AP50"] > 0
 
 
@@ -154,16 +126,7 @@ def test_evaluate_from_files_is_the_same_either_way(tmp_path, monkeypatch):
 
 
 def _load_gt(text: str, tmp_path, monkeypatch, scanner: bool):
-    path = tmp_path / ("fast_gt.json" if scanner else "slow_gt.json")
-    path.write_text(text)
-    monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            gt = load_coco_gt(str(path), iou_type="keypoints")
-        except InputError as e:
-            return str(e).replace(str(path), "FILE"), []
-    return gt, sorted(str(w.message).replace(str(path), "FILE") for w in caught)
+    return read_either_way(text, partial(load_coco_gt, iou_type="keypoints"), tmp_path, monkeypatch, scanner)
 
 
 GT_FIELDS = ("image", "category", "boxes", "area", "crowd", "ignore", "ann_id", "keypoints", "num_keypoints")
@@ -209,17 +172,10 @@ def gt_text(draw):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gt_text())
 def test_scanned_ground_truth_equals_the_general_reader(tmp_path, monkeypatch, text):
-    (fast, fast_warnings), (slow, slow_warnings) = (_load_gt(text, tmp_path, monkeypatch, s) for s in (True, False))
-    assert fast_warnings == slow_warnings
-    if isinstance(slow, str) or isinstance(fast, str):
-        assert fast == slow
-        return
-    for f in GT_FIELDS:
-        a, b = getattr(fast, f), getattr(slow, f)
-        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f
-    for table in ("categories", "images"):
-        a, b = getattr(fast, table), getattr(slow, table)
-        assert np.array_equal(a.ids, b.ids) and a.names == b.names, table
+    fast, slow = (_load_gt(text, tmp_path, monkeypatch, s) for s in (True, False))
+    assert_same_read(fast, slow, GT_FIELDS)
+    if not isinstance(fast[0], str):
+        assert_same_tables(fast[0], slow[0])
 
 
 def test_the_gt_scanner_reads_them():
