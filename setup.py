@@ -17,7 +17,8 @@ TIMEOUT_S = 1800
 
 
 class BuildPyWithKernels(build_py):
-    """``build_py``, then the kernels compiled into ``deteval/_kernels`` of the build (not for editable installs)."""
+    """``build_py``, then the kernels compiled into ``deteval/_kernels`` and ``deteval/_aot`` of the build (not for
+    editable installs)."""
 
     def run(self):
         super().run()
@@ -34,6 +35,16 @@ class BuildPyWithKernels(build_py):
         except (OSError, subprocess.SubprocessError) as exc:
             shutil.rmtree(target, ignore_errors=True)
             print(f"deteval: kernels not compiled at build ({exc}); they compile on first use", flush=True)
+        # and into extension modules (deteval/_runtime/aot.py): runs that need only them never import numba
+        aot = os.path.join(build_lib, "deteval", "_aot")
+        shutil.rmtree(aot, ignore_errors=True)
+        print("deteval: compiling kernels ahead of time (numba.pycc; needs a C compiler)", flush=True)
+        try:
+            code = f"import sys; sys.path[0] = {build_lib!r}\nfrom deteval._runtime.aot_build import build\n"
+            subprocess.run([sys.executable, "-c", code + "build(sys.argv[1])", aot], check=True, timeout=TIMEOUT_S)
+        except (OSError, subprocess.SubprocessError) as exc:
+            shutil.rmtree(aot, ignore_errors=True)
+            print(f"deteval: no kernels compiled ahead of time ({exc}); numba runs them", flush=True)
 
 
 setup(cmdclass={"build_py": BuildPyWithKernels})

@@ -1,9 +1,11 @@
 """numba's ``njit`` for deteval's kernels, and threads without parfors.
 
-Every kernel module takes ``njit`` from here: numba's, with the cache of
-:mod:`deteval._runtime` (its key covers the kernels a kernel calls; a
-warm process loads kernels without numba's start-up costs), or numba's own
-``njit`` and cache when ``DETEVAL_PLAIN_NUMBA=1``.
+Every kernel module takes ``njit`` from here. It makes a :class:`Kernel`: the
+code compiled ahead of time into the package where it has the arguments'
+types (no numba imported, :mod:`deteval._runtime.aot`), else numba's dispatcher
+with the cache of :mod:`deteval._runtime` (its key covers the kernels a kernel
+calls; a warm process loads kernels without numba's start-up costs), or numba's
+own ``njit`` and cache when ``DETEVAL_PLAIN_NUMBA=1``.
 
 Parallel work runs serial ``nogil`` kernels over ranges of independent items
 (groups, categories) on a thread pool (:func:`run_chunks`), not through
@@ -30,23 +32,122 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-# numba's njit from deteval._runtime, which imports numba without what deteval does not need
-from deteval._runtime import numba_njit as _numba_njit
-from deteval._runtime import preload, with_kernel_cache
+from deteval._runtime import PLAIN
+
+if not PLAIN:  # DETEVAL_PLAIN_NUMBA: numba's dispatchers only, no module of deteval._runtime imported
+    from deteval._runtime import aot
+
+
+class Kernel:
+    """A kernel: its ahead-of-time code where the package has it for the arguments' types
+    (:mod:`deteval._runtime.aot`), else numba's dispatcher, made (and numba imported) on first need.
+
+    Anything else asked of it (``signatures``, ``overloads``, ``targetoptions``...) is the
+    dispatcher's; numba, compiling a kernel that calls this one, types it as its dispatcher.
+    """
+
+    def __init__(self, py_func: Callable, options: dict) -> None:
+        self.py_func = py_func
+        self._options = options
+        self._name = f"{py_func.__module__}.{py_func.__qualname__}"
+        self._dispatcher = None
+        self._compiled: dict[tuple[str, ...], tuple[str, str]] | None = None
+        self.__doc__ = py_func.__doc__
+        self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
+        self.__module__ = py_func.__module__
+        self.__wrapped__ = py_func
+
+    def __call__(self, *args, **kwargs):
+        compiled = self.compiled_ahead
+        if compiled and not kwargs:
+            where = compiled.get(tuple(map(aot.type_key, args)))
+            fn = aot.function(where) if where is not None else None
+            if fn is not None:
+                return fn(*args)
+        return self.dispatcher(*args, **kwargs)
+
+    @property
+    def compiled_ahead(self) -> dict[tuple[str, ...], tuple[str, str]]:
+        """Argument types (as :mod:`deteval.kernel_signatures` writes them) with ahead-of-time code."""
+        if self._compiled is None:
+            self._compiled = {} if PLAIN else aot.signatures(self._name)
+        return self._compiled
+
+    @property
+    def ready(self) -> bool:
+        """Whether a call finds code without loading any: ahead-of-time code, or overloads already loaded."""
+        return bool(self.compiled_ahead) or (self._dispatcher is not None and bool(self._dispatcher.overloads))
+
+    @property
+    def dispatcher(self):
+        """numba's dispatcher of this kernel (numba imported, and the dispatcher made, on first access)."""
+        if self._dispatcher is None:
+            from deteval._runtime import numba_njit, with_kernel_cache
+
+            decorate = numba_njit(**self._options) if self._options else numba_njit
+            made = with_kernel_cache(decorate(self.py_func))
+            # made outside the lock (a compile holding numba's lock may need another kernel's dispatcher):
+            # two threads may each make one, and the first kept serves both
+            with _making:
+                if self._dispatcher is None:
+                    self._dispatcher = made
+            if _compile_callbacks:
+                _listen_for_compiles()
+        return self._dispatcher
+
+    @property
+    def _numba_type_(self):
+        from numba.core import types
+
+        return types.Dispatcher(self.dispatcher)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # copy, pickle and friends ask the class: nothing to make a dispatcher for
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __reduce__(self):
+        return _kernel_named, (self.__module__, self.__qualname__)
+
+    def __repr__(self) -> str:
+        return f"<deteval kernel {self._name}>"
+
+
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    import importlib
+
+    return getattr(importlib.import_module(module), qualname)
+
+
+_making = threading.Lock()
 
 
 def njit(*args, **kwargs):
-    """``numba.njit``, its cache a :class:`deteval._runtime.kernel_cache.KernelCache` (numba's own when
-    ``DETEVAL_PLAIN_NUMBA=1``)."""
+    """numba's ``njit`` for deteval's kernels, as a :class:`Kernel`: ahead-of-time code where the package
+    has it, else ``numba.njit`` with the cache of :class:`deteval._runtime.kernel_cache.KernelCache`
+    (numba's own when ``DETEVAL_PLAIN_NUMBA=1``)."""
     if len(args) == 1 and callable(args[0]) and not kwargs:
-        return with_kernel_cache(_numba_njit(args[0]))
-    decorate = _numba_njit(*args, **kwargs)
-    return lambda func: with_kernel_cache(decorate(func))
+        return Kernel(args[0], {})
+    if args:
+        raise TypeError("deteval's njit takes options only (cache=, nogil=, inline=), not signatures")
+    return lambda func: Kernel(func, dict(kwargs))
+
+
+def preload(kernels) -> None:
+    """Load the cached compilations of these kernels now (see :func:`deteval._runtime.preload.preload`);
+    a kernel with ahead-of-time code is left alone (numba is not imported for it)."""
+    todo = [k.dispatcher if isinstance(k, Kernel) else k for k in kernels
+            if not (isinstance(k, Kernel) and k.compiled_ahead)]  # fmt: skip
+    if todo:
+        from deteval._runtime import preload as load
+
+        load(todo)
 
 
 __all__ = [
-    "SharedTasks", "in_background", "njit", "num_threads", "on_first_compile", "preload", "run_chunks", "run_tasks",
-    "using_threads",
+    "Kernel", "SharedTasks", "in_background", "njit", "num_threads", "on_first_compile", "preload", "run_chunks",
+    "run_tasks", "using_threads",
 ]  # fmt: skip
 
 _compile_callbacks: list[Callable[[], None]] = []  # called, then dropped, at the next compilation's start
@@ -63,11 +164,14 @@ def on_first_compile(callback: Callable[[], None] | None) -> None:
     or finds its machine code. ``callback`` runs in the compiling thread, inside
     numba's compiler lock: it should be quick (print a line), and not call kernels.
     """
-    _listen_for_compiles()
+    import deteval._runtime
+
     with _compile_lock:
         _compile_callbacks.clear()
         if callback is not None:
             _compile_callbacks.append(callback)
+    if deteval._runtime.numba_loaded():  # else the first dispatcher made starts listening (Kernel.dispatcher)
+        _listen_for_compiles()
 
 
 @cache

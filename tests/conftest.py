@@ -174,5 +174,7 @@ def bench_preset(tmp_path_factory):
 @pytest.fixture
 def no_shipped_kernels(monkeypatch):
     """Kernels compiled at build time ignored (they and their subprocesses start from numba's own cache):
-    for tests of what a cold cache does. An installed package ships them (deteval/_runtime/shipped.py)."""
+    for tests of what a cold cache does. An installed package ships them (deteval/_runtime/shipped.py), and
+    code compiled ahead of time (deteval/_runtime/aot.py), which would leave numba uncalled."""
     monkeypatch.setenv("DETEVAL_SHIPPED_KERNELS", "0")
+    monkeypatch.setenv("DETEVAL_AOT", "0")

@@ -18,38 +18,52 @@ default), a warm process saves about 0.35 s of numba's start-up:
 - :mod:`.kernel_cache` also tells :mod:`deteval.compile_ahead` of every cache miss (helper processes
   compile, with a cold cache, the kernels a run will need next);
 - :mod:`.typeof`: array arguments typed without importing ``numpy.ma``, the
-  same types as numba's for every array (see there).
+  same types as numba's for every array (see there);
+- :mod:`.aot`: kernels compiled ahead of time into extension modules when the package
+  was built (:mod:`.aot_build`), called without importing numba at all.
 
 Every step checks the private names it uses and leaves numba's way in place
 when they are missing. An upgrade of numba should run ``tests/unit/runtime/test_jit.py``
 first.
 
+Importing this package imports no numba: ``numba_njit``, ``with_kernel_cache`` and
+``preload`` import it (with the patches above) on first access, which
+:class:`deteval.jit.Kernel` makes only when a kernel has no ahead-of-time code
+for its arguments.
+
 ``DETEVAL_PLAIN_NUMBA=1`` (read once, when this package is imported) turns all
 of it off: ``numba_njit`` is plain ``numba.njit`` with numba's own cache,
 ``with_kernel_cache`` returns the dispatcher untouched, ``preload`` does
-nothing, and none of the modules above is imported. The numbers are the same;
-only start-up is slower.
+nothing, no ahead-of-time code is called, and none of the modules above is
+imported. The numbers are the same; only start-up is slower.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import threading
+from typing import Any
 
 PLAIN: bool = os.environ.get("DETEVAL_PLAIN_NUMBA", "").strip() not in ("", "0")
 
-if PLAIN:
-    from numba import njit as numba_njit
-
-    def with_kernel_cache(dispatcher):
-        """The dispatcher as numba made it (``DETEVAL_PLAIN_NUMBA`` is set)."""
-        return dispatcher
-
-    def preload(kernels: Iterable) -> None:
-        """Nothing (``DETEVAL_PLAIN_NUMBA`` is set): each kernel loads on its first call, as numba does."""
+_NUMBA_NAMES = ("numba_njit", "preload", "with_kernel_cache")
+_loading = threading.Lock()
 
 
-else:
+def _load_numba() -> dict[str, Any]:
+    """numba imported (with the patches unless ``PLAIN``): this package's three numba names."""
+    if PLAIN:
+        from numba import njit as numba_njit
+
+        def with_kernel_cache(dispatcher):
+            """The dispatcher as numba made it (``DETEVAL_PLAIN_NUMBA`` is set)."""
+            return dispatcher
+
+        def preload(kernels) -> None:
+            """Nothing (``DETEVAL_PLAIN_NUMBA`` is set): each kernel loads on its first call, as numba does."""
+
+        return {"numba_njit": numba_njit, "preload": preload, "with_kernel_cache": with_kernel_cache}
+
     from deteval._runtime.light_import import import_numba_lightly
 
     import_numba_lightly()  # before anything below imports numba
@@ -58,13 +72,29 @@ else:
 
     from deteval._runtime import typeof as _typeof
     from deteval._runtime.kernel_cache import njit_with_kernel_cache, with_kernel_cache
+    from deteval._runtime.preload import preload
 
     def numba_njit(*args, **kwargs):
         """numba's ``njit``; options with ``cache=True`` give dispatchers a kernel cache from the start."""
         return _numba_njit(*args, **kwargs) if args else njit_with_kernel_cache(_numba_njit, **kwargs)
 
-    from deteval._runtime.preload import preload
-
     _typeof.install()
+    return {"numba_njit": numba_njit, "preload": preload, "with_kernel_cache": with_kernel_cache}
 
-__all__ = ["PLAIN", "numba_njit", "preload", "with_kernel_cache"]
+
+def __getattr__(name: str) -> Any:
+    # numba is imported on the first access to one of its names (PEP 562), not with this package
+    if name not in _NUMBA_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _loading:
+        if name not in globals():
+            globals().update(_load_numba())
+    return globals()[name]
+
+
+def numba_loaded() -> bool:
+    """Whether deteval has imported numba in this process (through this package)."""
+    return "numba_njit" in globals()
+
+
+__all__ = ["PLAIN", "numba_loaded", "numba_njit", "preload", "with_kernel_cache"]

@@ -184,8 +184,9 @@ _scanners_known: list[bool] = []  # once found cached, they stay so in this proc
 
 
 def _scanners_cached() -> bool:
-    """Whether numba's cache holds both box-evaluation scanners (:data:`deteval.kernel_signatures.GROUPS`'
-    ``coco-bbox-scan``, the argument types a run gives them), without loading them."""
+    """Whether the package's ahead-of-time code or numba's cache holds both box-evaluation scanners
+    (:data:`deteval.kernel_signatures.GROUPS`' ``coco-bbox-scan``, the argument types a run gives them),
+    without loading them."""
     if _scanners_known:
         return True
     from deteval.compile_ahead import parse_signature
@@ -198,6 +199,9 @@ def _scanners_cached() -> bool:
         "deteval.io.scan.result_records.scan_result_records": result_records.scan_result_records,
     }
     group = GROUPS.get("coco-bbox-scan", [])
+    if group and all(tuple(texts) in kernels[name].compiled_ahead for name, texts in group if name in kernels):
+        _scanners_known.append(True)  # compiled into the package (deteval._runtime.aot): nothing to load
+        return True
     for kernel in kernels.values():
         cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
         if cached_signatures is None:  # DETEVAL_PLAIN_NUMBA or NUMBA_DISABLE_JIT: no such question to ask

@@ -74,7 +74,7 @@ def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         from deteval.geometry import boxes
 
         later = (*boxes.KERNELS, *later)
-    if not all(getattr(kernel, "overloads", True) for kernel in later):  # once per process, in effect
+    if not all(kernel.ready for kernel in later):  # once per process, in effect
         in_background(preload, later)
 
     if len(dets) >= TUNING.kernel_sort_rows:  # the sorts' kernels (compile_ahead: a cold cache's helpers)

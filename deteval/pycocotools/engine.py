@@ -149,7 +149,7 @@ def evaluate(coco_gt: Any, coco_dt: Any, p: Any) -> Evaluated:
         from deteval.geometry import boxes
 
         later = (*boxes.KERNELS, *later)
-    if not all(getattr(kernel, "overloads", True) for kernel in later):  # once per process, in effect
+    if not all(kernel.ready for kernel in later):  # once per process, in effect
         in_background(preload, later)
     dets, gt = containers(coco_gt, coco_dt, p.iouType)
     dets, gt, dt_kept = _subset(dets, gt, p.imgIds, p.catIds, params.use_cats)

@@ -39,6 +39,8 @@ _CALL = (  # two small kernels, called directly (group_order sorts small inputs 
 
 # numpy 1.x imports numpy.ma with numpy (numpy 2 on first use): nothing to save then
 _MA_BY_NUMPY = "import sys, numpy\nma_by_numpy = 'numpy.ma' in sys.modules\n"
+# numba imported as deteval imports it (kernels with ahead-of-time code never import it)
+_NUMBA_BY_DETEVAL = "import deteval._runtime as _r\n_r.numba_njit\n"
 
 
 @patched
@@ -150,11 +152,11 @@ def test_a_numba_config_file_is_read_as_numba_would(tmp_path):
         d.mkdir()
     (here / ".numba_config.yaml").write_text("boundscheck: 1\n")
     (later / ".numba_config.yaml").write_text("boundscheck: 1\n")
-    code = "import deteval.jit, numba.core.config as c\nassert c.BOUNDSCHECK == 1, c.BOUNDSCHECK\n"
+    code = _NUMBA_BY_DETEVAL + "import numba.core.config as c\nassert c.BOUNDSCHECK == 1, c.BOUNDSCHECK\n"
     subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=here)
     # a file found only later (after a change of directory) is read then, yaml imported as numba would
     code = (
-        "import os, sys, deteval.jit, numba.core.config as c\n"
+        _NUMBA_BY_DETEVAL + "import os, sys, numba.core.config as c\n"
         "assert 'yaml' not in sys.modules and not c.BOUNDSCHECK\n"
         f"os.chdir({str(later)!r})\n"
         "c.reload_config()\n"
@@ -187,8 +189,7 @@ def test_the_ndarray_typeof_gives_numbas_types_and_errors_for_every_array(tmp_pa
         _MA_BY_NUMPY
         + _ARRAYS
         + (
-            "import deteval.jit\n"
-            "from deteval._runtime import typeof as t\n"
+            _NUMBA_BY_DETEVAL + "from deteval._runtime import typeof as t\n"
             "from numba.core.typing import typeof\n"
             "assert t.installed() != ma_by_numpy\n"  # installed unless numpy imported numpy.ma itself
             "arg = typeof.Purpose.argument\n"
@@ -221,8 +222,8 @@ def test_the_ndarray_typeof_gives_numbas_types_and_errors_for_every_array(tmp_pa
 def test_import_hooks_live_only_inside_detevals_own_imports(tmp_path):
     code = (
         "import sys, threading\n"
-        "import deteval.jit\n"  # numba imported through the hook, which is gone afterwards
-        "assert not [f for f in sys.meta_path if type(f).__module__.startswith('deteval')], sys.meta_path\n"
+        + _NUMBA_BY_DETEVAL  # numba imported through the hook, which is gone afterwards
+        + "assert not [f for f in sys.meta_path if type(f).__module__.startswith('deteval')], sys.meta_path\n"
         "from deteval._runtime.light_import import scipy_blas_deferred\n"
         "seen = []\n"
         "with scipy_blas_deferred():\n"  # while deteval loads a kernel, other threads import as usual

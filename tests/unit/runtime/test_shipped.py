@@ -28,13 +28,13 @@ _CALL = (
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory) -> Path:
-    """A copy of the package (no shipped kernels of its own) with ``KERNEL`` built into its ``_kernels``."""
+    """A copy of the package (no shipped kernels or ahead-of-time code of its own) with ``KERNEL`` built into its
+    ``_kernels``."""
     import deteval
 
     root = tmp_path_factory.mktemp("shipped")
-    shutil.copytree(
-        Path(deteval.__file__).parent, root / "deteval", ignore=shutil.ignore_patterns("__pycache__", "_kernels")
-    )
+    ignore = shutil.ignore_patterns("__pycache__", "_kernels", "_aot")
+    shutil.copytree(Path(deteval.__file__).parent, root / "deteval", ignore=ignore)
     code = f"from deteval._runtime.shipped import build; build({str(root / 'deteval' / '_kernels')!r}, 1, [{KERNEL!r}])"
     env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(root / "build-cache")}
     env.pop("DETEVAL_SHIPPED_KERNELS", None)
@@ -48,6 +48,7 @@ def _files(folder: Path) -> dict[str, int]:
 
 def _hits_misses(package: Path, cache: Path, **env: str) -> tuple[int, int]:
     full = {**os.environ, "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(cache), "DETEVAL_COMPILE_HELPERS": "0"}
+    full["DETEVAL_AOT"] = "0"  # numba's dispatcher, whatever ahead-of-time code the package has
     full.pop("DETEVAL_SHIPPED_KERNELS", None)
     run = subprocess.run([sys.executable, "-c", _CALL], env=full | env, cwd=package, check=True, capture_output=True,
                          text=True)  # fmt: skip
