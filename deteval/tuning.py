@@ -23,8 +23,9 @@ class Tuning:
     warm_scan_divisor: int = 32
     # io: files from this size on are memory-mapped, not copied (40 MB: 25 ms copied, 4 mapped)
     map_bytes: int = 1 << 20
-    # io: a results file is scanned in pieces, on threads, from twice this size
-    piece_bytes: int = 4 << 20
+    # io: a results file is scanned in pieces, on threads, from twice this size (1 MB: the ground truth's scan
+    # on one thread, a 4-14 MB results file's pieces share the others; 3-10 ms off small and person-kp's load)
+    piece_bytes: int = 1 << 20
     # io: pieces per thread (threads busy with the ground truth's scan take the last ones)
     pieces_per_thread: int = 4
     # io: polygons rasterised per thread, at least

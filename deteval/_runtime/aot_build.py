@@ -24,6 +24,20 @@ import sys
 from deteval._runtime.aot import DIR_ENV, ENV, INDEX
 
 
+def _pycc():
+    """``numba.pycc`` (pending deprecation since numba 0.57: once it is gone, the build step says so and the
+    package installs without ahead-of-time code), its notice silenced."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import numba.pycc
+        import numba.pycc.compiler
+        import numba.pycc.platform
+
+    return numba.pycc
+
+
 def _modules() -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
     """(module name, its signatures) per kernel group, each signature in the first group that records it."""
     from deteval.kernel_signatures import GROUPS, ORDER
@@ -40,25 +54,19 @@ def _modules() -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
 
 def _compile_module(target: str, module: str, entries: list[tuple[str, tuple[str, ...]]]) -> list[list]:
     """Build one extension module exporting ``entries`` into ``target``: its index rows."""
-    import warnings
-
-    import numba.pycc.compiler
-
     from deteval.compile_ahead import kernel_named, parse_signature
 
+    pycc = _pycc()
+
     nogil = {}  # py_func -> the kernel's own nogil option, which pycc's flags would drop
-    pycc_compile = numba.pycc.compiler.compile_extra
+    pycc_compile = pycc.compiler.compile_extra
 
     def compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kwargs):
         flags.release_gil = nogil[func]
         return pycc_compile(typingctx, targetctx, func, args, return_type, flags, *rest, **kwargs)
 
-    numba.pycc.compiler.compile_extra = compile_extra  # pycc makes its flags itself: the one place to set them
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba.pycc's pending-deprecation notice
-        from numba.pycc import CC
-
-        cc = CC(module)
+    pycc.compiler.compile_extra = compile_extra  # pycc makes its flags itself: the one place to set them
+    cc = pycc.CC(module)
     cc.output_dir = target
     rows = []
     for k, (name, texts) in enumerate(entries):
@@ -90,8 +98,10 @@ def compile_modules(target: str, claims: str, modules: list[str]) -> None:
         whole = subprocess.run([sys.executable, "-c", code, target, module], capture_output=True, text=True)
         if whole.returncode == 0:
             continue
-        if len(entries) > 1:  # numba's error, last line first (the whole traceback is numba's compiler)
-            why = (whole.stderr.strip().splitlines() or ["?"])[-1]
+        why = (whole.stderr.strip().splitlines() or ["?"])[-1]  # the error's last line (the traceback is numba's)
+        if len(entries) == 1:
+            print(f"deteval: {module} not compiled ahead of time ({why})", file=sys.stderr)
+        else:
             print(f"deteval: {module} is built a kernel per module ({why})", file=sys.stderr)
         for k in range(len(entries) if len(entries) > 1 else 0):
             if subprocess.run([sys.executable, "-c", code, target, module, str(k)]).returncode != 0:
@@ -117,6 +127,8 @@ def build(target: str, processes: int | None = None, groups: list[str] | None = 
     from deteval._runtime.digest import kernel_sources_digest
     from deteval.compile_ahead import in_this_deteval, usable_cpus
 
+    if not _pycc().platform.external_compiler_works():  # each module's glue is C: nothing to build or retry
+        raise RuntimeError("no working C compiler (numba.pycc needs one)")
     wanted = None if groups is None else {g.replace("-", "_") for g in groups}
     modules = [m for m, _ in _modules() if wanted is None or m in wanted]
     processes = max(1, min(processes or usable_cpus(), len(modules)))

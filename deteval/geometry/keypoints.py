@@ -104,5 +104,7 @@ def oks_blocks(
         gt_rows, gt_off, dt_rows, dt_off, pair_off, term_off, gt_kpts, visible, gt_box, gt_area, dt_kpts, variances, e,
     )  # fmt: skip
     out = np.empty(len(term_off) - 1)
-    run_chunks(_means, len(out), np.diff(term_off), np.exp(e), term_off, out)
+    # in place: one array of terms, not two (on person-kp 19 MB of the peak); numpy's exp gives the same bits
+    # into its input as into a new array (the same loop, element by element)
+    run_chunks(_means, len(out), np.diff(term_off), np.exp(e, out=e), term_off, out)
     return out

@@ -11,10 +11,21 @@ from typing import Any
 from deteval.errors import InputError
 from deteval.tuning import TUNING
 
-try:  # orjson parses 3-5x faster than the standard library; optional
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised only without orjson
-    _orjson = None
+_UNLOADED = object()
+# orjson parses 3-5x faster than the standard library (optional; None without it); imported on the first parse,
+# not with deteval (2 ms of a start whose files the byte scanner may read)
+_orjson: Any = _UNLOADED
+
+
+def _fast_parser() -> Any:
+    global _orjson
+    if _orjson is _UNLOADED:
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - exercised only without orjson
+            orjson = None
+        _orjson = orjson
+    return _orjson
 
 
 MAX_JSON_DEPTH = 512  # a bound both parsers' limits lie above; see _too_deep
@@ -53,9 +64,10 @@ def parse_json(raw: bytes | mmap.mmap, name: str) -> Any:
     """Parse JSON bytes; a malformed document raises naming ``name``, the line and the column."""
     if isinstance(raw, mmap.mmap):
         raw = raw[:]  # the parsers take bytes
-    if _orjson is not None:
+    orjson = _fast_parser()
+    if orjson is not None:
         try:
-            return _orjson.loads(raw)
+            return orjson.loads(raw)
         except ValueError as exc:
             if "depth limit" in str(exc):  # orjson stops at 1024 levels; the stdlib would recurse, then fail
                 raise _too_deep(name) from None

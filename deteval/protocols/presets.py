@@ -6,19 +6,22 @@ has the same form, and overrides the built-in preset key by key.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deteval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path  # not imported at run time: pathlib is 3 ms of every start
 
 T = TypeVar("T")
 
 # deteval/configs links to the repository's configs/; a built package holds the files themselves there
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "configs")
 
 
 def _toml():
@@ -41,13 +44,15 @@ class Preset:
 @cache
 def builtin(name: str) -> dict[str, Any]:
     """The built-in preset ``configs/<name>.toml`` (``deteval/configs`` links to the repository's ``configs/``)."""
-    return _toml().loads((CONFIGS / f"{name}.toml").read_text(encoding="utf-8"))
+    with open(os.path.join(CONFIGS, f"{name}.toml"), encoding="utf-8") as f:
+        return _toml().loads(f.read())
 
 
 def read_config(path: str | Path) -> Preset:
     """A user's preset file (TOML), checked to be readable and well-formed; its keys are checked by the protocol."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except OSError as exc:
         raise InputError(str(path), None, f"cannot read the config file: {exc.strerror}") from None
     except UnicodeDecodeError:

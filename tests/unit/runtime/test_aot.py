@@ -146,3 +146,23 @@ def test_other_argument_types_go_to_numba(aot_dir, tmp_path):
     jit = _run(_CALLS, tmp_path, DETEVAL_AOT="0")
     assert not ahead["before"] and ahead["after"]  # float32 scores and a strided array: numba's dispatcher
     assert {k: ahead[k] for k in ("ours", "other", "strided")} == {k: jit[k] for k in ("ours", "other", "strided")}
+
+
+def test_without_a_c_compiler_the_build_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+    from deteval._runtime import aot_build
+
+    monkeypatch.setattr(aot_build._pycc().platform, "external_compiler_works", lambda: False)
+    with pytest.raises(RuntimeError, match="C compiler"):
+        aot_build.build(str(tmp_path / "_aot"), groups=["coco-report"])
+    assert not (tmp_path / "_aot").exists()  # setup.py then installs without it: numba runs the kernels
+
+
+def test_a_kernel_pickles_by_name_and_takes_keywords():
+    import pickle
+
+    from deteval.cumulative import cumulative_counts
+
+    assert pickle.loads(pickle.dumps(cumulative_counts)) is cumulative_counts
+    tp = np.array([True, False, True])
+    out = cumulative_counts(tp, ~tp, np.zeros(3), group_ties=False)  # keywords: numba's dispatcher
+    assert [x.tolist() for x in out] == [[1, 1, 2], [0, 1, 1], [0, 1, 2]]
