@@ -1,8 +1,9 @@
-"""The build step that compiles deteval's kernels into the package (see ``deteval/_runtime/shipped.py``).
+"""The build step that compiles deteval's kernels into the package: a numba cache (``deteval/_runtime/shipped.py``)
+and extension modules (``deteval/_runtime/aot_build.py``, which also need a C compiler).
 
 Everything else about the package is in ``pyproject.toml``. The compile needs numba and numpy in the
-build environment (``[build-system] requires``); if it fails, the package is built without the kernels
-and they compile on first use, as numba does.
+build environment (``[build-system] requires``); if a step fails, the package is built without what it
+makes and the kernels compile on first use, as numba does.
 """
 
 import os
@@ -25,26 +26,32 @@ class BuildPyWithKernels(build_py):
         if getattr(self, "editable_mode", False) or os.environ.get("DETEVAL_SHIPPED_KERNELS", "").strip() == "0":
             return
         build_lib = os.path.abspath(self.build_lib)
-        target = os.path.join(build_lib, "deteval", "_kernels")
-        shutil.rmtree(target, ignore_errors=True)
-        print("deteval: compiling kernels into the package (later first runs load them)", flush=True)
-        try:
-            # the package being built first on the path, not the source tree (python -c puts the working directory)
-            code = f"import sys; sys.path[0] = {build_lib!r}\nfrom deteval._runtime.shipped import build\n"
-            subprocess.run([sys.executable, "-c", code + "build(sys.argv[1])", target], check=True, timeout=TIMEOUT_S)
-        except (OSError, subprocess.SubprocessError) as exc:
-            shutil.rmtree(target, ignore_errors=True)
-            print(f"deteval: kernels not compiled at build ({exc}); they compile on first use", flush=True)
+        _build_step(
+            build_lib, "_kernels", "deteval._runtime.shipped",
+            "compiling kernels into the package (later first runs load them)",
+            "kernels not compiled at build ({}); they compile on first use",
+        )  # fmt: skip
         # and into extension modules (deteval/_runtime/aot.py): runs that need only them never import numba
-        aot = os.path.join(build_lib, "deteval", "_aot")
-        shutil.rmtree(aot, ignore_errors=True)
-        print("deteval: compiling kernels ahead of time (numba.pycc; needs a C compiler)", flush=True)
-        try:
-            code = f"import sys; sys.path[0] = {build_lib!r}\nfrom deteval._runtime.aot_build import build\n"
-            subprocess.run([sys.executable, "-c", code + "build(sys.argv[1])", aot], check=True, timeout=TIMEOUT_S)
-        except (OSError, subprocess.SubprocessError) as exc:
-            shutil.rmtree(aot, ignore_errors=True)
-            print(f"deteval: no kernels compiled ahead of time ({exc}); numba runs them", flush=True)
+        _build_step(
+            build_lib, "_aot", "deteval._runtime.aot_build",
+            "compiling kernels ahead of time (numba.pycc; needs a C compiler)",
+            "no kernels compiled ahead of time ({}); numba runs them",
+        )  # fmt: skip
+
+
+def _build_step(build_lib: str, folder: str, module: str, doing: str, failed: str) -> None:
+    """``module.build(deteval/<folder> of the build)`` in a child process; on failure the folder is removed and the
+    install goes on."""
+    target = os.path.join(build_lib, "deteval", folder)
+    shutil.rmtree(target, ignore_errors=True)
+    print(f"deteval: {doing}", flush=True)
+    try:
+        # the package being built first on the path, not the source tree (python -c puts the working directory)
+        code = f"import sys; sys.path[0] = {build_lib!r}\nfrom {module} import build\nbuild(sys.argv[1])"
+        subprocess.run([sys.executable, "-c", code, target], check=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        print("deteval: " + failed.format(exc), flush=True)
 
 
 setup(cmdclass={"build_py": BuildPyWithKernels})
