@@ -18,6 +18,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path  # not imported at run time: pathlib is 3 ms of every start
 
+
 def default_iou_index(iou_thrs: np.ndarray) -> int:
     """Index of IoU .50 among the thresholds (within 1e-9), else 0: the IoU reports default to."""
     hit = np.flatnonzero(np.isclose(np.asarray(iou_thrs, dtype=np.float64), 0.5, rtol=0.0, atol=1e-9))

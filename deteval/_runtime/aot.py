@@ -28,6 +28,8 @@ from functools import cache
 
 import numpy as np
 
+from deteval._runtime import PLAIN
+
 ENV = "DETEVAL_AOT"
 DIR_ENV = "DETEVAL_AOT_DIR"
 DIRNAME = "_aot"
@@ -79,7 +81,7 @@ def type_key(value: object) -> str | None:
 
 
 def _root() -> str | None:
-    if os.environ.get(ENV, "").strip() == "0" or os.environ.get("DETEVAL_PLAIN_NUMBA", "").strip() not in ("", "0"):
+    if PLAIN or os.environ.get(ENV, "").strip() == "0":
         return None
     root = os.environ.get(DIR_ENV) or os.path.join(_PACKAGE, DIRNAME)
     return root if os.path.isfile(os.path.join(root, INDEX)) else None

@@ -101,9 +101,9 @@ def compile_modules(target: str, claims: str, modules: list[str]) -> None:
         why = (whole.stderr.strip().splitlines() or ["?"])[-1]  # the error's last line (the traceback is numba's)
         if len(entries) == 1:
             print(f"deteval: {module} not compiled ahead of time ({why})", file=sys.stderr)
-        else:
-            print(f"deteval: {module} is built a kernel per module ({why})", file=sys.stderr)
-        for k in range(len(entries) if len(entries) > 1 else 0):
+            continue
+        print(f"deteval: {module} is built a kernel per module ({why})", file=sys.stderr)
+        for k in range(len(entries)):
             if subprocess.run([sys.executable, "-c", code, target, module, str(k)]).returncode != 0:
                 print(f"deteval: {entries[k][0]}{entries[k][1]} not compiled ahead of time", file=sys.stderr)
 

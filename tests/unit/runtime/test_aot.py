@@ -53,6 +53,18 @@ def test_type_key_is_numbas_type_or_none(value):
     assert key is None or key == _numbas(value)
 
 
+_NAMED = [  # what kernels take: each must get a key (else every call goes to numba)
+    0, 2**63 - 1, 1.5, True, None, np.int64(1), np.float64(1), np.bool_(True), np.int32(1),
+    np.zeros((2, 3)), np.zeros((2, 3)).T, np.zeros(4)[::2], np.frombuffer(b"abcd", np.uint8), np.zeros(2, np.int8),
+    (np.zeros(2), np.zeros(2, np.int64)), (1, 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", _NAMED, ids=lambda v: type(v).__name__)
+def test_type_key_names_what_kernels_take(value):
+    assert type_key(value) == _numbas(value) is not None
+
+
 _DTYPES = st.sampled_from([np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint32, np.float32, np.float64])
 
 
