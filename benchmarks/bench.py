@@ -145,7 +145,7 @@ def child_script(tool: dict, profile: str | None = None) -> str:
         "_T['total'] = _c - _c0",
         f"_S = {tool['stats']}",
         PEAK_FN,
-        "_R = {'times': _T, 'stats': _S, 'peak_kb': _peak_kb()}",
+        "_R = {'times': _T, 'stats': _S, 'peak_kb': _peak_kb(), 'numba': 'numba' in _sys.modules}",
         "if _P is not None:",
         "    _R['profile'] = dict(import_=_T['import'], **_PD.split(_P))",
         "open(_OUT, 'w').write(_json.dumps(_R))",
@@ -223,7 +223,7 @@ def measure(tool_name, gt, dt, iou, env, timeout, profile=False):
         t["eval"] = sum(t[s] for s in ("evaluate", "accumulate", "summarize"))
     peak = res.get("peak_kb")
     rec = {"times": t, "stats": res["stats"], "wall": wall,
-           "rss_mb": rss if peak is None else peak / 1024.0, "rss_wait4_mb": rss}
+           "rss_mb": rss if peak is None else peak / 1024.0, "rss_wait4_mb": rss, "numba": res.get("numba")}
     if "profile" in res:
         rec["profile"] = res["profile"]
     if "cli" in tool:
@@ -556,6 +556,11 @@ def main(argv=None):
     print(f"\n## {a.preset}, {iou}: {meta['images']} images, {meta['gt']} GT, {n_dets} detections; "
           f"median of {how_many} run(s), {a.threads} threads; stats checked against {ref}\n")
     print("versions: " + ", ".join(f"{t} {v}" for t, v in meta["versions"].items()))
+    if "deteval" in tools and runs["deteval"] and "error" not in summary["deteval"]:
+        # a stale or missing deteval/_aot (deteval/_runtime/aot.py) is numba's path: correct, and slower
+        took = {bool(rec.get("numba")) for rec in runs["deteval"]}
+        print("deteval: " + ("imported numba" if took == {True} else "compiled modules only (numba not imported)"
+                             if took == {False} else "imported numba in some runs"))
     for t, why in skipped.items():
         print(f"not run: {t}: {why}")
     print("load average at the end (1, 5, 15 min): "
