@@ -108,12 +108,16 @@ class Kernel:
         return getattr(self.dispatcher, name)
 
     def __reduce__(self):
-        from deteval.compile_ahead import kernel_named
-
-        return kernel_named, (self._name,)
+        return _kernel_named, (self.__module__, self.__qualname__)
 
     def __repr__(self) -> str:
         return f"<deteval kernel {self._name}>"
+
+
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    import importlib
+
+    return getattr(importlib.import_module(module), qualname)
 
 
 _making = threading.Lock()
