@@ -76,7 +76,15 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
         # mask evaluation's scans: the ground truth's polygons, and the results' RLE decoded from the bytes
         flow("coco-segm-gt-scan", lambda: load_coco_pair(str(SEGM_DT), str(GT), iou_type="segm"))
     flow("coco-bbox", lambda: deteval.evaluate(str(DT), str(GT)))
-    flow("coco-segm", lambda: deteval.evaluate(str(SEGM_DT), str(GT), iou_type="segm"))
+    # masks as the general loader reads them (runs), and as the scanner keeps them (text)
+    scanned_segm = tuned(TUNING, **big).call(load_coco_pair, str(SEGM_DT), str(GT), iou_type="segm")
+    flow(
+        "coco-segm",
+        lambda: [
+            deteval.evaluate(str(SEGM_DT), str(GT), iou_type="segm"),
+            deteval.evaluate(*scanned_segm, iou_type="segm"),
+        ],
+    )
     flow("coco-keypoints", lambda: deteval.evaluate(*kp, iou_type="keypoints"))
     with tuned(TUNING, kernel_sort_rows=0, radix_rows=0, csr_rows_per_part=1):
         flow("sort-large", lambda: deteval.evaluate(str(DT), str(GT)))
@@ -105,6 +113,10 @@ class tuned:  # noqa: N801 - a context manager read like a function
     def __exit__(self, *exc):
         for k, v in self.before.items():
             object.__setattr__(self.tuning, k, v)
+
+    def call(self, fn, *args, **kwargs):
+        with self:
+            return fn(*args, **kwargs)
 
 
 def render(groups: dict[str, list[tuple[str, tuple[str, ...]]]]) -> str:

@@ -341,7 +341,6 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
     every target in row order, and per target row whether ``area`` was given.
     """
     from deteval.io.masks import masks_from_segmentations
-    from deteval.rle import rle_extents
 
     dt_rles: list = []
     gt_rles: list = []
@@ -359,8 +358,7 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
             d = dict(d)
             if "boxes" not in d:
                 m = masks_from_segmentations(enc, np.zeros(n), np.zeros(n), kind, "masks", [{}] * n)
-                xywh = rle_extents(m.counts, m.offsets, m.height, m.width)
-                d["boxes"] = _from_xywh(xywh, box_format)
+                d["boxes"] = _from_xywh(m.extents(), box_format)
             rles.extend(enc)
             out[kind == "target"].append(d)
             if kind == "target":

@@ -9,6 +9,7 @@ below :mod:`deteval.io` (which makes masks from files) and :mod:`deteval.geometr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -32,11 +33,135 @@ class Masks:
 
     def take(self, rows: np.ndarray) -> Masks:
         """The masks ``rows``, in that order."""
-        lengths = np.diff(self.offsets)[rows]
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        # position of every kept run in the source: each mask's start, then consecutive
-        idx = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
-        return Masks(self.counts[idx], offsets, self.height[rows], self.width[rows], self.area[rows])
+        counts, offsets = _take_spans(self.counts, self.offsets, rows)
+        return Masks(counts, offsets, self.height[rows], self.width[rows], self.area[rows])
+
+    def extents(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """:func:`rle_extents` of the masks ``rows`` (all by default)."""
+        m = self if rows is None else self.take(rows)
+        return rle_extents(m.counts, m.offsets, m.height, m.width)
+
+
+@dataclass(frozen=True)
+class CompressedMasks:
+    """Run-length masks kept as COCO's compressed RLE text, one string per row: the results file's
+    ``counts`` strings as the byte scanner found them (checked, their areas taken), a quarter of
+    the memory of their runs. The mask overlap decodes each string where it is needed
+    (:func:`deteval.geometry.masks.mask_iou_blocks`); :attr:`counts` decodes them all, once, for
+    every other use, so that these stand wherever :class:`Masks` do.
+    """
+
+    text: np.ndarray  # uint8, every row's string as the file holds it (an escaped backslash is 2 chars)
+    text_offsets: np.ndarray  # int64 (N + 1,): row i's string is text[text_offsets[i]:text_offsets[i+1]]
+    offsets: np.ndarray  # int64 (N + 1,): where row i's runs are in :attr:`counts`
+    height: np.ndarray  # int64 (N,)
+    width: np.ndarray  # int64 (N,)
+    area: np.ndarray  # float64 (N,), pixels of each mask
+
+    def __len__(self) -> int:
+        return len(self.height)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """uint32, all rows' runs (decoded on first use)."""
+        counts = np.empty(self.offsets[-1], np.uint32)
+        text = (self.text, self.text_offsets)
+        run_chunks(_decode_range, len(self), np.diff(self.text_offsets), *text, counts, self.offsets)
+        return counts
+
+    def extents(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """:func:`rle_extents` of the masks ``rows`` (all by default), each decoded into scratch."""
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows
+        rows = np.ascontiguousarray(rows, np.int64)
+        out = np.zeros((len(rows), 4))
+        cost = self.text_offsets[rows + 1] - self.text_offsets[rows]
+        text = (self.text, self.text_offsets, self.offsets)
+        run_chunks(_text_extents_range, len(rows), cost, rows, *text, self.height, self.width, out)
+        return out
+
+    def take(self, rows: np.ndarray) -> CompressedMasks:
+        """The masks ``rows``, in that order."""
+        text, text_offsets = _take_spans(self.text, self.text_offsets, rows)
+        offsets = np.zeros(len(text_offsets), np.int64)
+        np.cumsum(np.diff(self.offsets)[rows], out=offsets[1:])
+        return CompressedMasks(text, text_offsets, offsets, self.height[rows], self.width[rows], self.area[rows])
+
+
+def _take_spans(values: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values[offsets[r]:offsets[r + 1]]`` of each of ``rows``, one after another, and their offsets."""
+    lengths = np.diff(offsets)[rows]
+    kept = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    # position of every kept value in the source: each row's start, then consecutive
+    idx = np.repeat(offsets[:-1][rows] - kept[:-1], lengths) + np.arange(kept[-1])
+    return values[idx], kept
+
+
+@njit(cache=True)
+def decode_counts(text, p, stop, out, o):  # pragma: no cover - numba
+    """Decode the compressed RLE string ``text[p:stop]`` into ``out[o:]``: (runs, their sum, the sum
+    of the odd ones, whether one is negative or beyond 2**32 - 1, which is then written as 0).
+
+    pycocotools' ``rleFrString``: each run is a little-endian base-32 number in chars ``'0' + 5
+    bits``, bit 0x20 saying another char follows and bit 0x10 of the last one the sign; from the
+    fourth run on a run is stored as its difference to the run two before it. A backslash is read
+    with the one that escapes it (JSON's ``\\\\``). The chars are taken as checked (``'0'`` to ``'o'``,
+    every number ending within the string).
+    """
+    m = 0
+    total = np.int64(0)
+    ones = np.int64(0)
+    bad = False
+    prev2 = prev1 = np.int64(0)  # the last two runs
+    while p < stop:
+        c = np.int64(text[p])
+        p += 2 if c == 92 else 1
+        c -= 48
+        if c < 32:  # one char, most runs: five bits and a sign
+            value = c - 32 if c >= 16 else c
+        else:
+            value = c & 0x1F
+            shift = 5
+            more = True
+            while more:
+                c = np.int64(text[p])
+                p += 2 if c == 92 else 1
+                c -= 48
+                value |= (c & 0x1F) << shift
+                more = (c & 0x20) != 0
+                shift += 5
+                if not more and (c & 0x10) != 0:
+                    value -= np.int64(1) << shift  # sign-extend
+        if m > 2:
+            value += prev2
+        if value < 0 or value > U32:
+            bad = True
+            value = 0
+        out[o + m] = value
+        total += value
+        if m & 1:
+            ones += value
+        prev2, prev1 = prev1, value
+        m += 1
+    return m, total, ones, bad
+
+
+@njit(cache=True, nogil=True)
+def _text_extents_range(lo, hi, rows, text, text_offsets, offsets, height, width, out):  # pragma: no cover - numba
+    most = 0
+    for k in range(lo, hi):
+        most = max(most, offsets[rows[k] + 1] - offsets[rows[k]])
+    runs = np.empty(most, np.uint32)
+    for k in range(lo, hi):
+        i = rows[k]
+        m = decode_counts(text, text_offsets[i], text_offsets[i + 1], runs, 0)[0]
+        mask_extent(runs, 0, m, height[i], width[i], out[k])
+
+
+@njit(cache=True, nogil=True)
+def _decode_range(lo, hi, text, text_offsets, counts, offsets):  # pragma: no cover - numba
+    for i in range(lo, hi):
+        decode_counts(text, text_offsets[i], text_offsets[i + 1], counts, offsets[i])
 
 
 def rle_extents(counts: np.ndarray, offsets: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
@@ -62,12 +187,19 @@ def rle_extents(counts: np.ndarray, offsets: np.ndarray, height: np.ndarray, wid
 @njit(cache=True, nogil=True)
 def _extents_range(lo, hi, counts, offsets, height, width, out):  # pragma: no cover - numba
     for i in range(lo, hi):
-        h = np.int64(height[i])
-        m = (offsets[i + 1] - offsets[i]) // 2 * 2  # a trailing 0-run adds nothing
-        if m == 0 or h == 0:
-            continue
-        if not _extent_by_columns(counts, offsets[i], m, h, np.int64(width[i]), out[i]):
-            _extent_wrapping(counts, offsets[i], m, h, np.int64(width[i]), out[i])
+        mask_extent(counts, offsets[i], offsets[i + 1], height[i], width[i], out[i])
+
+
+@njit(cache=True)
+def mask_extent(counts, start, stop, height, width, box):  # pragma: no cover - numba
+    """toBbox of the mask ``counts[start:stop]`` into ``box`` (left as it is, zeros, when the mask
+    has no (0-run, 1-run) pair or no rows)."""
+    h = np.int64(height)
+    m = (stop - start) // 2 * 2  # a trailing 0-run adds nothing
+    if m == 0 or h == 0:
+        return
+    if not _extent_by_columns(counts, start, m, h, np.int64(width), box):
+        _extent_wrapping(counts, start, m, h, np.int64(width), box)
 
 
 @njit(cache=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
-    from deteval.rle import Masks
+    from deteval.rle import CompressedMasks, Masks
 
 
 
@@ -197,7 +197,8 @@ class Detections:
     box_format: str = "xywh"
     source: str = "<detections>"
     # geometry besides boxes, read when an evaluation needs it (None: not loaded)
-    masks: Masks | None = None  # iou_type "segm": one run-length mask per row
+    masks: Masks | CompressedMasks | None = None  # iou_type "segm": one run-length mask per row (results the
+    # byte scanner reads: their compressed text)
     mask_area: np.ndarray | None = None  # float64 (N,), pixels of each mask (``area`` may be the box's)
     keypoints: np.ndarray | None = None  # float64 (N, 3K)
     obb: np.ndarray | None = None  # float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians), or (N, 8)

@@ -3,7 +3,9 @@
 Semantics are pycocotools' ``rleIou``: a box IoU of the masks' extents is
 computed first and the exact overlap only where it is positive; masks of
 different sizes overlap -1; a crowd ground truth's union is the detection's
-area; an empty intersection gives 0.
+area; an empty intersection gives 0. Detections kept as compressed RLE text
+(:class:`deteval.rle.CompressedMasks`) are decoded one at a time, where
+they meet a ground truth.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 from deteval.geometry.boxes import iou_xywh
 from deteval.jit import njit, run_chunks
 from deteval.rle import U32 as _U32
-from deteval.rle import rle_extents
+from deteval.rle import CompressedMasks, Masks, decode_counts, mask_extent
 
 
 @njit(cache=True)
@@ -114,20 +116,81 @@ def _mask_iou_blocks(
                 )  # fmt: skip
 
 
-def mask_iou_blocks(gt_rows, gt_off, dt_rows, dt_off, pair_off, gt_masks, gt_crowd, dt_masks) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def _text_mask_iou_blocks(
+    lo,
+    hi,
+    gt_rows,
+    gt_off,
+    dt_rows,
+    dt_off,
+    pair_off,
+    gc,
+    g_off,
+    g_box,
+    g_h,
+    g_w,
+    gt_crowd,
+    d_text,
+    d_text_off,
+    d_off,
+    d_h,
+    d_w,
+    out,
+):  # pragma: no cover - numba
+    """:func:`_mask_iou_blocks` with the detections' runs decoded from their text, each once, into scratch."""
+    most = 0
+    for grp in range(lo, hi):
+        if gt_off[grp + 1] > gt_off[grp]:
+            for k in range(dt_off[grp], dt_off[grp + 1]):
+                s = dt_rows[k]
+                most = max(most, d_off[s + 1] - d_off[s])
+    runs = np.empty(most, np.uint32)
+    box = np.empty(4)
+    for grp in range(lo, hi):
+        ng, nd = gt_off[grp + 1] - gt_off[grp], dt_off[grp + 1] - dt_off[grp]
+        if ng == 0:
+            continue
+        for d in range(nd):
+            s = dt_rows[dt_off[grp] + d]
+            m = decode_counts(d_text, d_text_off[s], d_text_off[s + 1], runs, 0)[0]
+            box[:] = 0.0
+            mask_extent(runs, 0, m, d_h[s], d_w[s], box)
+            for g in range(ng):
+                r = gt_rows[gt_off[grp] + g]
+                out[pair_off[grp] + d * ng + g] = mask_iou_pair(
+                    runs, 0, m, box, d_h[s], d_w[s],
+                    gc, g_off[r], g_off[r + 1], g_box[r], g_h[r], g_w[r], gt_crowd[r],
+                )  # fmt: skip
+
+
+def mask_iou_blocks(
+    gt_rows: np.ndarray,
+    gt_off: np.ndarray,
+    dt_rows: np.ndarray,
+    dt_off: np.ndarray,
+    pair_off: np.ndarray,
+    gt_masks: Masks | CompressedMasks,
+    gt_crowd: np.ndarray,
+    dt_masks: Masks | CompressedMasks,
+) -> np.ndarray:
     """Mask IoU of every (detection, ground truth) pair of every group, flat.
 
-    ``gt_masks``/``dt_masks`` are :class:`deteval.rle.Masks` (flat runs);
+    ``gt_masks``/``dt_masks`` are :class:`deteval.rle.Masks` (flat runs) or, for the detections,
+    :class:`deteval.rle.CompressedMasks` (decoded here, one at a time);
     group ``i``'s ``D x G`` block, row-major, starts at ``pair_off[i]``.
     """
-    gc, dc = gt_masks.counts, dt_masks.counts
-    g_box = rle_extents(gc, gt_masks.offsets, gt_masks.height, gt_masks.width)
-    d_box = rle_extents(dc, dt_masks.offsets, dt_masks.height, dt_masks.width)
+    gc = gt_masks.counts
+    g_box = gt_masks.extents()
+    gt = (gc, gt_masks.offsets, g_box, gt_masks.height, gt_masks.width, np.ascontiguousarray(gt_crowd, np.bool_))
     out = np.empty(pair_off[-1])
-    run_chunks(
-        _mask_iou_blocks, len(gt_off) - 1, np.diff(pair_off),
-        gt_rows, gt_off, dt_rows, dt_off, pair_off,
-        gc, gt_masks.offsets, g_box, gt_masks.height, gt_masks.width, np.ascontiguousarray(gt_crowd, np.bool_),
-        dc, dt_masks.offsets, d_box, dt_masks.height, dt_masks.width, out,
-    )  # fmt: skip
+    blocks = (gt_rows, gt_off, dt_rows, dt_off, pair_off)
+    if isinstance(dt_masks, CompressedMasks):
+        dt = (dt_masks.text, dt_masks.text_offsets, dt_masks.offsets, dt_masks.height, dt_masks.width)
+        run_chunks(_text_mask_iou_blocks, len(gt_off) - 1, np.diff(pair_off), *blocks, *gt, *dt, out)
+        return out
+    dc = dt_masks.counts
+    d_box = dt_masks.extents()
+    dt = (dc, dt_masks.offsets, d_box, dt_masks.height, dt_masks.width)
+    run_chunks(_mask_iou_blocks, len(gt_off) - 1, np.diff(pair_off), *blocks, *gt, *dt, out)
     return out

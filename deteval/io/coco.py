@@ -279,14 +279,13 @@ def _start_results_scan(path: Any, iou_type: str) -> Callable[[], dict | None]:
     """The scan of a results file begun on pool threads (see ``start_results_scan``): the function returned
     gives its columns, or ``None`` for the general path (which reports any error, after the ground truth's).
 
-    Masks are decoded once every piece is scanned, which takes as long as the scan: the whole of it then
-    runs on a thread of its own, beside the ground truth's rasterising, as the pieces' join would wait
-    for the ground truth."""
+    With masks read, the whole of it runs on a thread of its own, beside the ground truth's rasterising:
+    a piece's masks are copied out as it is scanned, and the pieces' join would wait for the ground truth."""
     from deteval.io.scan.results import start_results_scan
 
     def read_and_start() -> Callable[[], dict | None]:
         try:
-            raw = read_bytes(path, "results")
+            raw = read_bytes(path, "results", populate=False)  # each piece's pages, as it is scanned
         except InputError:
             return lambda: None
         return start_results_scan(raw, masks=_mask_mode(iou_type))

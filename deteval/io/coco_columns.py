@@ -24,7 +24,7 @@ from deteval.errors import InputError
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, xywh_area
 
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
-    from deteval.rle import Masks
+    from deteval.rle import CompressedMasks, Masks
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -120,7 +120,7 @@ class GtColumns:
     ignore: np.ndarray  # bool (N,)
     # mask evaluation: the masks of the kept annotations (their rows, and their images' heights and
     # widths), or None where the scanner declines them (the general reader raises instead)
-    segmentations: Callable[[np.ndarray, np.ndarray, np.ndarray], Masks | None] | None = None
+    segmentations: Callable[[np.ndarray, np.ndarray, np.ndarray], Masks | CompressedMasks | None] | None = None
     keypoints: np.ndarray | None = None  # float64 (N, 3K), keypoint evaluation
     num_keypoints: np.ndarray | None = None  # float64 (N,), NaN where missing
     obb: np.ndarray | None = None  # float64 (N, 5), oriented-box evaluation
@@ -202,13 +202,10 @@ def ground_truth_from_columns(
             return None
         boxless = np.flatnonzero(~cols.has_bbox[kept])
         if len(boxless):
-            from deteval.rle import rle_extents
-
             at = kept[boxless]
-            sub = masks.take(boxless)
-            boxes[at] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
+            boxes[at] = masks.extents(boxless)
             no_area = ~cols.has_area[at]
-            area[at[no_area]] = sub.area[no_area]  # no box, no area: the mask's
+            area[at[no_area]] = masks.area[boxless[no_area]]  # no box, no area: the mask's
     if cols.repeated_image_ids is not None:  # here, past the decline above: said once, by either reader
         _repeated_images(cols.repeated_image_ids, name, strict)
     if cols.has_crowd is not None and not cols.has_crowd.all() and not lvis_fields:  # LVIS never reads iscrowd
@@ -285,7 +282,7 @@ def detections_from_columns(
     branch: str,
     boxes: np.ndarray | None,
     has_bbox: np.ndarray | None = None,
-    masks: Masks | None = None,
+    masks: Masks | CompressedMasks | None = None,
     keypoints: np.ndarray | None = None,
     obb: np.ndarray | None = None,
 ) -> Detections:
@@ -305,10 +302,7 @@ def detections_from_columns(
     elif branch == "segm":
         boxless = np.flatnonzero(~has_bbox)
         if len(boxless):
-            from deteval.rle import rle_extents
-
-            sub = masks.take(boxless)
-            boxes[boxless] = rle_extents(sub.counts, sub.offsets, sub.height, sub.width)
+            boxes[boxless] = masks.extents(boxless)
         area = masks.area
     else:
         x, y = keypoints[:, 0::3], keypoints[:, 1::3]

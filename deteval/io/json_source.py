@@ -31,18 +31,20 @@ def _fast_parser() -> Any:
 MAX_JSON_DEPTH = 512  # a bound both parsers' limits lie above; see _too_deep
 
 
-def read_bytes(source: str | os.PathLike, what: str) -> bytes | mmap.mmap:
+def read_bytes(source: str | os.PathLike, what: str, populate: bool = True) -> bytes | mmap.mmap:
     """The bytes of a file, with clear errors naming it.
 
     A regular file of ``TUNING.map_bytes`` (1 MB) or more comes as a read-only memory map (sliced, it
-    gives ``bytes``), not a copy: the byte scanners read it in place.
+    gives ``bytes``), not a copy: the byte scanners read it in place. Its pages are mapped at once
+    unless ``populate`` is false (a scan in pieces maps each piece's as it starts it, and drops them
+    when done: :func:`deteval.io.scan.pieces.load_pages`).
     """
     name = str(source)
     try:
         with open(source, "rb") as f:
             if os.fstat(f.fileno()).st_size >= TUNING.map_bytes:
                 with suppress(OSError, ValueError):  # not a regular file, say: read as usual
-                    return _map(f.fileno())
+                    return _map(f.fileno(), populate)
             return f.read()
     except FileNotFoundError:
         raise InputError(name, None, f"{what} file not found") from None
@@ -52,11 +54,11 @@ def read_bytes(source: str | os.PathLike, what: str) -> bytes | mmap.mmap:
         raise InputError(name, None, f"cannot read {what} file: {exc.strerror}") from None
 
 
-def _map(fileno: int) -> mmap.mmap:
+def _map(fileno: int, populate: bool) -> mmap.mmap:
     if os.name != "posix":
         return mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
     # pages mapped at once (MAP_POPULATE, Linux), not one fault at a time while scanning
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
     return mmap.mmap(fileno, 0, flags=flags, prot=mmap.PROT_READ)
 
 

@@ -222,9 +222,9 @@ def _sort_intervals(lo, hi, ni, h, counts, out_lo, out_hi):  # pragma: no cover 
 @njit(cache=True, nogil=True)
 def _rasterise(xy, part_off, obj_off, heights, widths):  # pragma: no cover - numba
     """Runs of each object (its parts ``obj_off[i]:obj_off[i+1]``, part j the vertices
-    ``xy[part_off[j]:part_off[j+1]]``) at its image size: (runs int64, offsets)."""
+    ``xy[part_off[j]:part_off[j+1]]``) at its image size: (runs uint32, offsets)."""
     n_obj = obj_off.size - 1
-    runs = np.empty(max(64, 8 * n_obj), np.int64)
+    runs = np.empty(max(64, 8 * n_obj), np.uint32)  # runs within an image of at most MAX_PIXELS
     offsets = np.zeros(n_obj + 1, np.int64)
     tog = np.empty(4096, np.int64)
     pts = np.empty(4096, np.int64)
@@ -301,7 +301,8 @@ def polygon_runs(
     ``part_lengths``: numbers per part (even, at least 6); ``parts_per_object``: parts of
     each object, in order; ``heights``/``widths``: each object's image size (positive,
     ``h * w <= MAX_PIXELS``). Coordinates must be finite, within ±1e6 (checked by the caller).
-    Returns ``(runs, offsets)``: object i's runs are ``runs[offsets[i]:offsets[i + 1]]`` (int64).
+    Returns ``(runs, offsets)``: object i's runs are ``runs[offsets[i]:offsets[i + 1]]`` (uint32: an image
+    has at most ``MAX_PIXELS``).
     """
     xy = np.ascontiguousarray(coords, dtype=np.float64).reshape(-1, 2)
     part_off = np.zeros(len(part_lengths) + 1, np.int64)

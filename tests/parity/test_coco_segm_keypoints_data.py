@@ -33,6 +33,8 @@ from pycocotools import mask as mask_utils
 from strategies_masks import COCO_SIGMAS, run_pycocotools_sigmas
 
 import deteval
+from deteval.rle import CompressedMasks
+from deteval.tuning import TUNING
 
 REPO_ROOT = TESTS_DIR.parent
 
@@ -157,6 +159,21 @@ def test_segm_from_paths_matches_pycocotools(name):
     dt, gt = SEGM_PAIRS[name]
     res = deteval.evaluate(str(dt), gt, iou_type="segm")
     assert_same(res, _oracle(str(dt), _load(dt), _load(gt), iou_type="segm", use_cats=True))
+
+
+@pytest.mark.parametrize("use_cats", [True, False], ids=["cats", "nocats"])
+@pytest.mark.parametrize("name", list(SEGM_PAIRS))
+def test_segm_scanned_results_match_pycocotools(name, use_cats, tmp_path, monkeypatch):
+    """Results the byte scanner reads (large files) keep their masks as compressed text, each decoded
+    where the mask overlap needs it."""
+    preds, gt = _rle_results(name)
+    path = tmp_path / "dets.json"
+    path.write_text(json.dumps(preds), encoding="utf-8")
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
+    dets, gt_loaded = deteval.load(str(path), SEGM_PAIRS[name][1], iou_type="segm")
+    assert isinstance(dets.masks, CompressedMasks)
+    res = deteval.evaluate(dets, gt_loaded, iou_type="segm", use_cats=use_cats)
+    assert_same(res, run_pycocotools(preds, gt, iou_type="segm", use_cats=use_cats))
 
 
 SEGM_PARAMS = {

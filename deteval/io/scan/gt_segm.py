@@ -123,7 +123,7 @@ def _gt_rle(buf, pos, n, seg, row, uruns, fill):
             seg[row, 1] = w
         elif byte_at(buf, pos, n) == 34:
             seg[row, 2] = pos + 1
-            pos, runs, _escaped = rle_counts(buf, pos, n)
+            pos, runs, _total, _ones = rle_counts(buf, pos, n)  # decoded again by masks_of
             seg[row, 3] = pos - 1
             seg[row, 4] = runs
             seg[row, 5] = _SEG_STRING
@@ -192,19 +192,22 @@ def gt_masks(seg: dict, heights: np.ndarray, widths: np.ndarray) -> Masks | None
         sources.append((np.flatnonzero(poly), runs, offsets))
     listed = kind == _SEG_RUNS
     if listed.any():
-        sources.append((np.flatnonzero(listed), seg["runs"], np.concatenate([[0], np.cumsum(lengths[listed])])))
+        values = seg["runs"]
+        if len(values) and (values.min() < 0 or values.max() > U32):
+            return None  # the general path reports the run
+        sources.append((np.flatnonzero(listed), values, np.concatenate([[0], np.cumsum(lengths[listed])])))
     strings = np.flatnonzero(kind == _SEG_STRING)
     if len(strings):
         decoded = masks_of(buf, np.ascontiguousarray(rows[strings]))
         if decoded is None:
             return None
-        sources.append((strings, decoded.counts.astype(np.int64), decoded.offsets))
+        sources.append((strings, decoded.counts, decoded.offsets))
     offsets = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    flat = np.empty(offsets[-1], np.int64)
+    flat = np.empty(offsets[-1], np.uint32)  # every source's runs checked to fit (polygons' always do)
     for where, values, src_off in sources:
         place_runs(flat, offsets, where, values, src_off.astype(np.int64))
-    total, ones, negative = run_totals(flat, offsets)
-    if negative.any() or (total != hs * ws).any() or (len(flat) and flat.max() > U32):
+    total, ones, _negative = run_totals(flat, offsets)
+    if (total != hs * ws).any():
         return None
-    return Masks(counts=flat.astype(np.uint32), offsets=offsets, height=hs, width=ws, area=ones.astype(np.float64))
+    return Masks(counts=flat, offsets=offsets, height=hs, width=ws, area=ones.astype(np.float64))

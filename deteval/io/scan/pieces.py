@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import re
+import sys
 import threading
 from contextlib import suppress
 from functools import partial
@@ -12,10 +13,12 @@ import numpy as np
 
 from deteval.io.scan.lexer import MAX_DEPTH
 from deteval.io.scan.result_records import M_READ, min_record_bytes, scan_result_records
+from deteval.io.scan.rle_text import copy_rle_text
 from deteval.jit import SharedTasks
 from deteval.tuning import TUNING
 
 _RECORD_GAP = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
+_MADV_POPULATE_READ = 22  # Linux's; Python's mmap does not name it
 
 
 def cut_pieces(raw: bytes, threads: int) -> list[tuple[int, int]]:
@@ -50,17 +53,19 @@ class PieceScan:
         caps = [(hi - lo) // min_record_bytes(width) + 1 for lo, hi in bounds]
         self.first = np.concatenate([[0], np.cumsum(caps)]).astype(np.int64)
         cap = int(self.first[-1])
-        self.image_id = np.empty(cap, np.int64)
-        self.category_id = np.empty(cap, np.int64)
-        # the two columns the detections keep: their pages past the last row are given back once joined
-        (self.bbox, bbox_map), (self.score, score_map) = _mapped((cap, self.width)), _mapped((cap,))
-        self.maps = ((self.bbox, bbox_map), (self.score, score_map))
-        self.present = np.empty(cap, np.int64)
-        self.rle = np.empty((cap if mode == M_READ else 0, 6), np.int64)
+        # each column sized for the most records the bytes could hold, in a map of its own: a piece's rows
+        # are written in its stretch, then moved down, their pages there given back (and the tail's, joined)
+        shapes = ((cap,), (cap,), (cap, self.width), (cap,), (cap,), (cap if mode == M_READ else 0, 7))
+        dtypes = (np.int64, np.int64, np.float64, np.float64, np.int64, np.int64)
+        self.maps = [_mapped(shape, dtype) for shape, dtype in zip(shapes, dtypes)]
+        self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle = (a for a, _ in self.maps)
+        # masks read: each piece's counts strings, copied to the piece's own stretch, then moved down too
+        self.text, self.text_map = _mapped((len(raw) if mode == M_READ else 0,), np.uint8, huge=True)
+        self.text_lengths = [0] * len(bounds)
         # (kind, slot, start, end) for Python, at most one per number; pages touched only if used
         self.spans = [np.empty(((width + 1) * c, 4), np.int64) for c in caps]
         self.scans: list = [None] * len(bounds)
-        self.placed = self.nrec = 0  # pieces, and their rows, in place
+        self.placed = self.nrec = self.ntext = 0  # pieces, and their rows and text, in place
         self.placed_spans: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
@@ -70,13 +75,17 @@ class PieceScan:
 
     def _scan(self, k: int) -> None:
         (lo, hi), rows = self.bounds[k], slice(self.first[k], self.first[k + 1])
-        self.scans[k] = scan_result_records(
+        load_pages(self.raw, lo, hi)
+        scan = scan_result_records(
             self.buf[lo:hi], k == 0, k == len(self.bounds) - 1, self.mode, self.image_id[rows],
             self.category_id[rows], self.bbox[rows], self.score[rows], self.present[rows], self.rle[rows],
             self.spans[k], np.empty(MAX_DEPTH, np.uint8),
         )  # fmt: skip
-        if self.mode != M_READ:
-            release_pages(self.raw, lo, hi)
+        if self.mode == M_READ and scan[0]:  # the strings out, before the piece's pages go
+            scanned = self.rle[self.first[k] : self.first[k] + scan[1]]
+            self.text_lengths[k] = copy_rle_text(self.buf[lo:hi], scanned, self.text[lo:hi])
+        release_pages(self.raw, lo, hi)
+        self.scans[k] = scan  # done: another thread may place it from here on
         with self.lock:  # in file order: a piece's place is known once the pieces before it are placed
             while self.placed < len(self.bounds) and self.scans[self.placed] is not None:
                 if not self.scans[self.placed][0]:
@@ -89,11 +98,17 @@ class PieceScan:
         (lo, _), (_, n_rows, n_spans) = self.bounds[k], self.scans[k]
         src = slice(self.first[k], self.first[k] + n_rows)
         dst = slice(self.nrec, self.nrec + n_rows)
-        for column in self._arrays():
+        for column, mapped in self.maps:
             if len(column) and src != dst:
                 column[dst] = column[src]  # the rows of later pieces lie beyond: they are not touched
+                row = column[:1].nbytes
+                release_range(mapped, max(src.start, dst.stop) * row, src.stop * row)
         if len(self.rle):
-            self.rle[dst, 2:4] += lo
+            self.rle[dst, 2:4] += self.ntext
+            n_text = self.text_lengths[k]
+            self.text[self.ntext : self.ntext + n_text] = self.text[lo : lo + n_text]
+            release_range(self.text_map, max(lo, self.ntext + n_text), lo + n_text)
+            self.ntext += n_text
         s = self.spans[k][:n_spans]
         s[:, 1] += np.where(s[:, 0] == 0, self.width * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
         s[:, 2:] += lo
@@ -101,39 +116,62 @@ class PieceScan:
         self.nrec += n_rows
 
     def rows(self):
-        """``(image_id, category_id, bbox, score, present, rle, spans)`` in file order, the pieces joined;
-        if any piece fails, the whole file scanned again as one. ``None`` where that declines."""
+        """``(image_id, category_id, bbox, score, present, rle, spans, text)`` in file order, the pieces
+        joined; if any piece fails, the whole file scanned again as one. ``None`` where that declines.
+        ``text``: masks read, every counts string one after another (``rle[i, 2:4]`` its place there,
+        see :func:`copy_rle_text`); else empty."""
         self.tasks.results()
         if self.placed < len(self.bounds):
             if len(self.bounds) == 1:
                 return None
             return PieceScan(self.raw, self.buf, self.mode, self.width, [(0, len(self.raw))], 0).rows()
         for column, mapped in self.maps:
-            release_tail(mapped, self.nrec * column[:1].nbytes)
-        return (*(column[: self.nrec] for column in self._arrays()), np.concatenate(self.placed_spans))
+            release_range(mapped, self.nrec * column[:1].nbytes, None)
+        release_range(self.text_map, self.ntext, None)
+        columns = (column[: self.nrec] for column in self._arrays())
+        return (*columns, np.concatenate(self.placed_spans), self.text[: self.ntext])
 
 
-def _mapped(shape: tuple[int, ...]) -> tuple[np.ndarray, mmap.mmap | None]:
-    """A float64 array (zeros until written) in an anonymous memory map of its own, and the map.
+def _mapped(
+    shape: tuple[int, ...], dtype: type = np.float64, huge: bool = False
+) -> tuple[np.ndarray, mmap.mmap | None]:
+    """An array (zeros until written) in an anonymous memory map of its own, and the map; ``huge``: in huge pages
+    where the system gives them for the asking (for long stretches written through: a column's rows of each
+    piece are too few to fill one).
 
     Sized for the most records the bytes could hold, such a column is written in each piece's
-    stretch and the rows then moved down together: :func:`release_tail` gives back what is left.
+    stretch and the rows then moved down together: :func:`release_range` gives back what is left.
     """
-    count = int(np.prod(shape))
+    count, size = int(np.prod(shape)), np.dtype(dtype).itemsize
     if not hasattr(mmap, "MAP_PRIVATE"):  # not POSIX: an ordinary array, nothing given back
-        return np.empty(shape, np.float64), None
+        return np.empty(shape, dtype), None
     # private: pages given back are freed (a shared map's would stay allocated, out of this process's count)
-    mapped = mmap.mmap(-1, max(count * 8, 1), flags=mmap.MAP_PRIVATE)
-    return np.frombuffer(mapped, np.float64, count).reshape(shape), mapped
+    mapped = mmap.mmap(-1, max(count * size, 1), flags=mmap.MAP_PRIVATE)
+    if huge and hasattr(mmap, "MADV_HUGEPAGE"):  # as numpy asks for its large arrays: a fault per 2 MB, not 4 kB
+        with suppress(OSError, ValueError):
+            mapped.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(mapped, dtype, count).reshape(shape), mapped
 
 
-def release_tail(mapped: mmap.mmap | None, keep: int) -> None:
-    """The whole pages of a private anonymous map after its first ``keep`` bytes freed (read again,
-    they are zeros); the arrays over it keep only their first rows."""
-    start = -(-keep // mmap.PAGESIZE) * mmap.PAGESIZE
-    if mapped is not None and len(mapped) > start and hasattr(mmap, "MADV_DONTNEED"):
+def release_range(mapped: mmap.mmap | None, start: int, end: int | None) -> None:
+    """The whole pages of a private anonymous map's bytes ``start..end-1`` (to its end if ``end`` is None)
+    freed: read again, they are zeros."""
+    if mapped is None or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = len(mapped) if end is None else min(end, len(mapped)) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > start:
         with suppress(OSError, ValueError):  # advice only
-            mapped.madvise(mmap.MADV_DONTNEED, start, len(mapped) - start)
+            mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+
+def load_pages(raw, lo: int, hi: int) -> None:
+    """The pages of a memory-mapped file's bytes ``lo..hi-1`` mapped at once (``MADV_POPULATE_READ``, Linux
+    5.14+), not one fault at a time: a file mapped without them has in memory only the pieces being scanned."""
+    if isinstance(raw, mmap.mmap) and hi > lo and sys.platform.startswith("linux"):
+        start = lo // mmap.PAGESIZE * mmap.PAGESIZE
+        with suppress(OSError, ValueError):  # advice only: older kernels fault the pages in as they are read
+            raw.madvise(_MADV_POPULATE_READ, start, hi - start)
 
 
 def release_pages(raw, lo: int, hi: int) -> None:

@@ -85,7 +85,8 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
     ``present[i]``: the keys record i has (bit ``1 << _K_...``). ``mode`` says what a
     ``segmentation`` or ``keypoints`` key does: declines the file (``M_DECLINE``), is skipped
     (``M_SKIP``), or (``M_READ``) a segmentation is read as compressed RLE into ``rle[i]`` =
-    (h, w, first char of counts, closing quote, runs, escaped) and keypoints decline. A bbox is
+    (h, w, first char of counts, closing quote, runs, their sum or -1, the odd ones' sum: see ``rle_counts``)
+    and keypoints decline. A bbox is
     required except in ``M_READ``, where the segmentation is. In ``M_OBB`` an ``obb`` (5 numbers) is read
     into ``bbox`` (N, 5) in its stead, and a ``bbox`` key declines (the general reader refuses such a result).
     In ``M_KEYPOINTS`` a row of ``bbox`` (N, 4 + 3K) is the record's bbox, if it has one, then its
@@ -191,7 +192,7 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                 if seen & bit:
                     return False, nrec, nspan
                 seen |= bit
-                pos, h, w, a, b, runs, escaped = rle_object(buf, pos, n)
+                pos, h, w, a, b, runs, total, ones = rle_object(buf, pos, n)
                 if pos < 0:
                     return False, nrec, nspan
                 rle[nrec, 0] = h
@@ -199,7 +200,8 @@ def scan_result_records(buf, head, tail, mode, image_id, category_id, bbox, scor
                 rle[nrec, 2] = a
                 rle[nrec, 3] = b
                 rle[nrec, 4] = runs
-                rle[nrec, 5] = 1 if escaped else 0
+                rle[nrec, 5] = total
+                rle[nrec, 6] = ones
             elif key != K_OTHER and mode != M_SKIP:
                 return False, nrec, nspan
             else:

@@ -10,7 +10,7 @@ import numpy as np
 
 from deteval.io.scan.pieces import PieceScan, cut_pieces
 from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_KEYPOINTS, M_OBB, M_READ, M_SKIP
-from deteval.io.scan.rle_text import masks_of
+from deteval.io.scan.rle_text import compressed_masks_of
 from deteval.jit import num_threads
 
 _MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ, "obb": M_OBB, "keypoints": M_KEYPOINTS}
@@ -28,8 +28,8 @@ def parse_results_columns(raw: bytes, masks: str = "decline") -> dict | None:
     ``"skip"`` (validated as JSON, not read: for box evaluation, where pycocotools reads no
     mask of results that have boxes), or ``"read"``: every record must then have a
     ``segmentation`` that is compressed RLE, ``{"size": [h, w], "counts": "..."}``, and may
-    lack ``bbox``; the result adds ``"masks"``, a :class:`deteval.rle.Masks` equal to
-    what ``masks_from_segmentations`` reads, and ``"has_bbox"`` becomes a bool array (rows
+    lack ``bbox``; the result adds ``"masks"``, a :class:`deteval.rle.CompressedMasks` whose
+    runs are what ``masks_from_segmentations`` reads, and ``"has_bbox"`` becomes a bool array (rows
     without a box have zeros there). Keypoints decline in this mode.
 
     ``None`` for anything else: a top level that is not a list of objects, a record
@@ -92,7 +92,7 @@ def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | 
     scanned = scan.rows()
     if scanned is None:
         return None
-    image_id, category_id, bbox, score, present, rle, spans = scanned
+    image_id, category_id, bbox, score, present, rle, spans, text = scanned
     nrec = len(score)
     has_bbox: bool | np.ndarray = True
     if mode == M_READ or mode == M_KEYPOINTS:
@@ -116,7 +116,7 @@ def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | 
     if mode == M_KEYPOINTS:  # the row: the box, then the keypoints
         out["bbox"], out["keypoints"] = np.ascontiguousarray(bbox[:, :4]), np.ascontiguousarray(bbox[:, 4:])
     if mode == M_READ:
-        masks_read = masks_of(buf, rle)
+        masks_read = compressed_masks_of(text, rle)
         if masks_read is None:
             return None
         out["masks"] = masks_read

@@ -1,8 +1,11 @@
-"""Compressed RLE in the bytes: ``{"size": [h, w], "counts": "..."}`` checked, then decoded into runs.
+"""Compressed RLE in the bytes: ``{"size": [h, w], "counts": "..."}`` checked, then decoded.
 
 The strings are checked while the file is scanned (only what pycocotools'
 decoder reads the same way is taken) and decoded afterwards, on threads,
-straight from the bytes: no Python string is made per mask.
+straight from the bytes: no Python string is made per mask. The ground
+truth's become runs (:func:`masks_of`); results' are copied out and kept
+as text (:func:`compressed_masks_of`): half a million masks' runs take
+four times their text's memory, and as long to write as to overlap.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import numpy as np
 
 from deteval.io.scan.lexer import INLINE, KERNEL, byte_at, next_item, number_token, skip_ws, word_at
 from deteval.jit import njit, run_chunks
-from deteval.rle import Masks
+from deteval.rle import CompressedMasks, Masks, decode_counts
 
 _SIZE = np.frombuffer(b"size", np.uint8).copy()
 _COUNTS = np.frombuffer(b"counts", np.uint8).copy()
@@ -21,39 +24,59 @@ _RLE_MAX_CHARS = 12  # chars of one RLE number (60 bits); longer ones are the ge
 
 @njit(**KERNEL)
 def rle_counts(buf, pos, n):
-    """The compressed RLE string whose opening quote is at ``pos``: (position after it or -1, runs, escaped).
+    """The compressed RLE string whose opening quote is at ``pos``, decoded as it is checked:
+    (position after it or -1, runs, their sum, the sum of the odd ones). The sum is -1 where a run
+    is negative or beyond 2**32 - 1 (the general path reports it).
 
     Taken only where the general path decodes the same runs: chars ``'0'`` to ``'o'`` (48 to 111,
     the alphabet of pycocotools' strings) with the escape ``\\\\`` for the backslash among them,
     every number ending within the string and at most ``_RLE_MAX_CHARS`` chars long. Anything else
-    (other escapes, other chars, a number left open) is -1: the general path's.
+    (other escapes, other chars, a number left open) is -1: the general path's. The runs are those
+    of :func:`deteval.rle.decode_counts`.
     """
     pos += 1
     runs = np.int64(0)
     chars = 0
-    escaped = False
+    value = total = ones = prev2 = prev1 = np.int64(0)
+    shift = 0
+    bad = False
     while pos < n:
         c = np.int64(buf[pos])
         if c == 34:
             if chars != 0:
-                return -1, runs, escaped  # the last number never ended
-            return pos + 1, runs, escaped
+                return -1, runs, total, ones  # the last number never ended
+            return pos + 1, runs, -1 if bad else total, ones
         if c == 92:
             if byte_at(buf, pos + 1, n) != 92:
-                return -1, runs, escaped
-            escaped = True
+                return -1, runs, total, ones
             pos += 2
         elif 48 <= c <= 111:
             pos += 1
         else:
-            return -1, runs, escaped
+            return -1, runs, total, ones
         chars += 1
-        if ((c - 48) & 0x20) == 0:
+        c -= 48
+        value |= (c & 0x1F) << shift
+        shift += 5
+        if (c & 0x20) == 0:  # the number ends: sign, then a difference from the fourth run on
+            if c & 0x10:
+                value -= np.int64(1) << shift
+            if runs > 2:
+                value += prev2
+            if value < 0 or value > 0xFFFFFFFF:
+                bad = True
+                value = 0
+            total += value
+            if runs & 1:
+                ones += value
+            prev2, prev1 = prev1, value
             runs += 1
             chars = 0
+            value = 0
+            shift = 0
         elif chars >= _RLE_MAX_CHARS:
-            return -1, runs, escaped
-    return -1, runs, escaped
+            return -1, runs, total, ones
+    return -1, runs, total, ones
 
 
 @njit(**KERNEL)
@@ -109,96 +132,69 @@ def rle_key(buf, pos, n, seen):
 @njit(**KERNEL)
 def rle_object(buf, pos, n):
     """``{"size": [h, w], "counts": "..."}`` at ``pos``, keys in either order and nothing else:
-    (end or -1, h, w, first char of counts, its closing quote, runs, escaped)."""
+    (end or -1, h, w, first char of counts, its closing quote, runs, their sum, the odd ones' sum)
+    (:func:`rle_counts`)."""
     h = np.int64(0)
     w = np.int64(0)
     start = np.int64(0)
     stop = np.int64(0)
-    runs = np.int64(0)
-    escaped = False
+    runs = total = ones = np.int64(0)
     if byte_at(buf, pos, n) != 123:
-        return -1, h, w, start, stop, runs, escaped
+        return -1, h, w, start, stop, runs, total, ones
     pos = skip_ws(buf, pos + 1, n)
     seen = 0
     while True:
         pos, bit = rle_key(buf, pos, n, seen)
         if pos < 0:
-            return -1, h, w, start, stop, runs, escaped
+            return -1, h, w, start, stop, runs, total, ones
         seen |= bit
         if bit == 1:
             pos, h, w = rle_size(buf, pos, n)
             if pos < 0:
-                return -1, h, w, start, stop, runs, escaped
+                return -1, h, w, start, stop, runs, total, ones
         else:
             if byte_at(buf, pos, n) != 34:
-                return -1, h, w, start, stop, runs, escaped
+                return -1, h, w, start, stop, runs, total, ones
             start = pos + 1
-            pos, runs, escaped = rle_counts(buf, pos, n)
+            pos, runs, total, ones = rle_counts(buf, pos, n)
             if pos < 0:
-                return -1, h, w, start, stop, runs, escaped
+                return -1, h, w, start, stop, runs, total, ones
             stop = pos - 1
         pos, more = next_item(buf, pos, n, 125)
         if more < 0:
-            return -1, h, w, start, stop, runs, escaped
+            return -1, h, w, start, stop, runs, total, ones
         if more == 0:
             break
     if seen != 3:
-        return -1, h, w, start, stop, runs, escaped
-    return pos, h, w, start, stop, runs, escaped
+        return -1, h, w, start, stop, runs, total, ones
+    return pos, h, w, start, stop, runs, total, ones
 
 
 @njit(cache=True, nogil=True)
 def _decode_rle_spans(lo, hi, buf, rle, out_off, out, total, ones, bad):  # pragma: no cover - numba
     """Decode the counts strings ``buf[rle[i, 2]:rle[i, 3]]`` (checked by ``rle_counts``) into
-    ``out[out_off[i]:out_off[i + 1]]`` as :func:`deteval.io.masks.decode_rle_strings` reads them
-    (an escaped backslash is one char). Per string: (sum of runs, sum of odd runs, whether a
-    run is negative or beyond 2**32 - 1, which the general path reports)."""
+    ``out[out_off[i]:out_off[i + 1]]``, with each string's sums and flag (:func:`decode_counts`)."""
     for i in range(lo, hi):
-        p = rle[i, 2]
-        stop = rle[i, 3]
-        o = out_off[i]
-        m = 0
-        t = np.int64(0)
-        k = np.int64(0)
-        prev2 = prev1 = np.int64(0)  # the last two runs: each run from the third on is a difference
-        while p < stop:
-            c = np.int64(buf[p])
-            p += 2 if c == 92 else 1
-            c -= 48
-            if c < 32:  # one char, most runs: five bits and a sign
-                value = c - 32 if c >= 16 else c
-            else:
-                value = c & 0x1F
-                shift = 5
-                more = True
-                while more:
-                    c = np.int64(buf[p])
-                    p += 2 if c == 92 else 1
-                    c -= 48
-                    value |= (c & 0x1F) << shift
-                    more = (c & 0x20) != 0
-                    shift += 5
-                    if not more and (c & 0x10) != 0:
-                        value -= np.int64(1) << shift  # sign-extend
-            if m > 2:
-                value += prev2
-            if value < 0 or value > 0xFFFFFFFF:
-                bad[i] = True
-                value = 0
-            out[o + m] = value
-            t += value
-            if m & 1:
-                k += value
-            prev2, prev1 = prev1, value
-            m += 1
-        total[i] = t
-        ones[i] = k
+        _m, total[i], ones[i], bad[i] = decode_counts(buf, rle[i, 2], rle[i, 3], out, out_off[i])
+
+
+@njit(cache=True, nogil=True)
+def copy_rle_text(buf, rle, text):  # pragma: no cover - numba
+    """The counts strings ``buf[rle[i, 2]:rle[i, 3]]`` copied to ``text`` one after another, ``rle[i, 2:4]``
+    then each one's place there. Returns the length of the text."""
+    t = 0
+    for i in range(len(rle)):
+        a, b = rle[i, 2], rle[i, 3]
+        for p in range(a, b):
+            text[t + p - a] = buf[p]
+        rle[i, 2], rle[i, 3] = t, t + b - a
+        t += b - a
+    return t
 
 
 def masks_of(buf: np.ndarray, rle: np.ndarray) -> Masks | None:
     """The scanned compressed RLE as :class:`Masks`, or ``None`` where the general path reports an error."""
-    offsets = np.zeros(len(rle) + 1, np.int64)
-    np.cumsum(rle[:, 4], out=offsets[1:])
+    offsets = _offsets(rle[:, 4])
     counts = np.empty(offsets[-1], np.uint32)
     total, ones, bad = np.zeros(len(rle), np.int64), np.zeros(len(rle), np.int64), np.zeros(len(rle), np.bool_)
     run_chunks(_decode_rle_spans, len(rle), rle[:, 3] - rle[:, 2], buf, rle, offsets, counts, total, ones, bad)
@@ -206,3 +202,21 @@ def masks_of(buf: np.ndarray, rle: np.ndarray) -> Masks | None:
     if bad.any() or (total != height * width).any():
         return None
     return Masks(counts=counts, offsets=offsets, height=height, width=width, area=ones.astype(np.float64))
+
+
+def compressed_masks_of(text: np.ndarray, rle: np.ndarray) -> CompressedMasks | None:
+    """The scanned compressed RLE as :class:`CompressedMasks`, from the strings :func:`copy_rle_text`
+    put in ``text`` and the rows it wrote; ``None`` where the general path reports an error."""
+    height, width = rle[:, 0].copy(), rle[:, 1].copy()
+    if (rle[:, 5] != height * width).any():
+        return None
+    text_off = np.zeros(len(rle) + 1, np.int64)
+    text_off[:-1] = rle[:, 2]  # the strings lie one after another
+    text_off[-1] = rle[-1, 3] if len(rle) else 0
+    return CompressedMasks(text, text_off, _offsets(rle[:, 4]), height, width, rle[:, 6].astype(np.float64))
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets

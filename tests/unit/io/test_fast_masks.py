@@ -22,9 +22,10 @@ from pycocotools import mask as mask_utils
 from strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
+from deteval.geometry.masks import mask_iou_blocks
 from deteval.io import coco as coco_io
 from deteval.io.scan.results import parse_results_columns
-from deteval.rle import Masks
+from deteval.rle import CompressedMasks, Masks
 from deteval.tuning import TUNING
 
 SIZES = {1: (4, 5), 2: (7, 3), 3: (1, 1), 4: (12, 9)}  # image id -> (height, width)
@@ -45,8 +46,8 @@ def _gt():
 GT = _gt()
 
 
-def _same_masks(a: Masks, b: Masks) -> None:
-    for f in dataclasses.fields(Masks):
+def _same_masks(a: Masks | CompressedMasks, b: Masks | CompressedMasks) -> None:
+    for f in dataclasses.fields(Masks):  # the runs (decoded from the text where kept so), and the rest
         x, y = getattr(a, f.name), getattr(b, f.name)
         assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), f.name
 
@@ -56,10 +57,19 @@ def _same(a, b) -> None:
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray):
             assert x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8)), f.name
-        elif isinstance(x, Masks):
+        elif isinstance(x, (Masks, CompressedMasks)):
             _same_masks(x, y)
         elif f.name not in ("images", "categories"):
             assert x == y, f.name
+
+
+def _same_overlaps(fast: Masks | CompressedMasks, general: Masks) -> None:
+    """Every (result, ground truth) mask IoU, from the text the fast path keeps and from the runs: same bits."""
+    nd, ng = len(general), len(GT.masks)
+    blocks = (np.arange(ng), np.array([0, ng]), np.arange(nd), np.array([0, nd]), np.array([0, nd * ng]))
+    want = mask_iou_blocks(*blocks, GT.masks, GT.crowd, general)
+    got = mask_iou_blocks(*blocks, GT.masks, GT.crowd, fast)
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
 
 
 def _outcome(path: Path, fast: bool, iou_type: str, monkeypatch):
@@ -94,6 +104,8 @@ def check_file(raw: bytes, tmp_path: Path, monkeypatch, iou_type: str = "segm", 
     assert fast[2] == general[2]
     if fast[0] == "ok":
         _same(fast[1], general[1])
+        if iou_type == "segm":
+            _same_overlaps(fast[1].masks, general[1].masks)
     else:
         assert fast[1] == general[1]
     if must_take:

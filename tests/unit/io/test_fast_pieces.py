@@ -89,7 +89,7 @@ def _piece_scans(buf, mode: int, bounds, width: int = 4) -> list[bool]:
         cap = (hi - lo) // rr.min_record_bytes(width) + 1
         columns = (
             np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, width)), np.empty(cap),
-            np.empty(cap, np.int64), np.empty((cap if mode == rr.M_READ else 0, 6), np.int64),
+            np.empty(cap, np.int64), np.empty((cap if mode == rr.M_READ else 0, 7), np.int64),
             np.empty(((width + 1) * cap, 4), np.int64), np.empty(MAX_DEPTH, np.uint8),
         )  # fmt: skip
         oks.append(bool(rr.scan_result_records(buf[lo:hi], k == 0, k == len(bounds) - 1, mode, *columns)[0]))
@@ -99,7 +99,7 @@ def _piece_scans(buf, mode: int, bounds, width: int = 4) -> list[bool]:
 @pytest.mark.parametrize("indent", [None, 1])
 def test_every_comma_as_a_cut_reads_as_one_scan(indent):
     raw = _text(_BOX_RECORDS, indent)
-    assert len(_whole(raw, rr.M_SKIP)[-1]) == 2  # the spans
+    assert len(_whole(raw, rr.M_SKIP)[6]) == 2  # the spans
     # the cuts between records scan as pieces; the others fail there and fall back to one scan
     assert _every_cut(raw, rr.M_SKIP) == len(_BOX_RECORDS) - 1
 
@@ -122,7 +122,7 @@ def test_every_comma_as_a_cut_with_keypoints_read():
     raw = _text(recs)
     whole = _whole(raw, rr.M_KEYPOINTS, 13)
     # five numbers Python converts (spans); the row of record 1: no box, then its keypoints (a span's slot left 0)
-    assert whole is not None and len(whole[-1]) == 5 and whole[2][1].tolist() == [0] * 4 + [0, 0, 0, 1, 4.5, 0, 2, 2, 1]
+    assert whole is not None and len(whole[6]) == 5 and whole[2][1].tolist() == [0] * 4 + [0, 0, 0, 1, 4.5, 0, 2, 2, 1]
     assert _every_cut(raw, rr.M_KEYPOINTS, 13) == len(recs) - 1
 
 

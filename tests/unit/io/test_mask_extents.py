@@ -1,4 +1,5 @@
-"""Mask extents (``deteval.rle.rle_extents``) against pycocotools' ``toBbox``, run for run.
+"""Mask extents (``deteval.rle.rle_extents``) against pycocotools' ``toBbox``, run for run; masks kept as
+compressed text (``deteval.rle.CompressedMasks``) against the same runs.
 
 toBbox works on the runs alone (no pixels), so any runs can be checked: zero-length runs, runs
 crossing columns, a trailing 0-run, and totals beyond 2**32, where toBbox's 32-bit positions wrap.
@@ -6,12 +7,14 @@ crossing columns, a trailing 0-run, and totals beyond 2**32, where toBbox's 32-b
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
 
-from deteval.rle import rle_extents
+from deteval.rle import CompressedMasks, Masks, rle_extents
 
 
 @st.composite
@@ -60,3 +63,29 @@ def test_positions_past_two_to_the_32_wrap_as_in_tobbox():
         assert sum(counts) > 2**32
         rle = mask_utils.frPyObjects({"size": [h, w], "counts": counts}, h, w)
         assert np.array_equal(_extent(h, w, counts), mask_utils.toBbox(rle)), (h, w, counts)
+
+
+@given(st.lists(_runs(), min_size=1, max_size=8), st.data())
+def test_compressed_masks_decode_take_and_extents_as_their_runs(masks, data):
+    """:class:`CompressedMasks` hold pycocotools' strings as a JSON file holds them (a backslash escaped);
+    decoded, taken and boxed they are the :class:`Masks` of the same runs."""
+    strings = [mask_utils.frPyObjects({"size": [h, w], "counts": c}, h, w)["counts"] for h, w, c in masks]
+    escaped = [s.replace(b"\\", b"\\\\") for s in strings]
+    text_off = np.cumsum([0] + [len(s) for s in escaped]).astype(np.int64)
+    offsets = np.cumsum([0] + [len(c) for _, _, c in masks]).astype(np.int64)
+    h, w = np.array([m[0] for m in masks]), np.array([m[1] for m in masks])
+    area = np.array([sum(c[1::2]) for _, _, c in masks], np.float64)
+    runs = Masks(np.array([v for _, _, c in masks for v in c], np.uint32), offsets, h, w, area)
+    text = CompressedMasks(np.frombuffer(b"".join(escaped), np.uint8), text_off, offsets, h, w, area)
+    assert np.array_equal(text.extents(), runs.extents())
+    assert np.array_equal(text.counts, runs.counts) and text.counts.dtype == np.uint32
+    rows = np.array(data.draw(st.lists(st.integers(0, len(masks) - 1), max_size=10)), np.int64)
+    picked = np.array(data.draw(st.lists(st.booleans(), min_size=len(masks), max_size=len(masks))))
+    for r in (rows, picked):
+        assert np.array_equal(text.extents(r), runs.extents(r))
+        a, b = text.take(r), runs.take(r)
+        assert isinstance(a, CompressedMasks)
+        for f in ("counts", "offsets", "height", "width", "area"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    again = pickle.loads(pickle.dumps(text))
+    assert np.array_equal(again.counts, runs.counts) and np.array_equal(again.extents(), runs.extents())
