@@ -3,11 +3,11 @@
     python benchmarks/record_kernel_signatures.py [--check]
 
 Runs each group's flow on the bundled sample (masks and keypoints: the tests' copies of cocoapi's fake
-results) in this process, with an empty numba cache (a temporary NUMBA_CACHE_DIR) and the compile helpers
-off, and records every deteval kernel compiled at the top level (not as another kernel's callee), in the
-order they start. The size thresholds of deteval.tuning are lowered for the flows of large inputs, so the
-sample takes their paths (the argument types are those of any size). ``--check`` compares with the file
-instead of writing it.
+results) in this process, with an empty numba cache (a temporary NUMBA_CACHE_DIR), the compile helpers off
+and compiled modules (deteval/_aot) ignored, and records every deteval kernel compiled at the top level (not
+as another kernel's callee), in the order they start. The size thresholds of deteval.tuning are lowered for
+the flows of large inputs, so the sample takes their paths (the argument types are those of any size).
+``--check`` compares with the file instead of writing it.
 Rerun after changing a kernel's arguments; a stale entry only costs a helper's time (the run
 compiles what it misses) and leaves that kernel out of the package's build-time kernels, and
 tests/unit/runtime/test_compile_ahead.py checks the sample's group.
@@ -35,6 +35,7 @@ KP_DIR = REPO / "tests" / "data" / "keypoints1"
 
 def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     os.environ["DETEVAL_COMPILE_HELPERS"] = "0"
+    os.environ["DETEVAL_AOT"] = "0"  # compiled modules built in the tree would serve the calls: none recorded
     sys.path.insert(0, str(REPO))
     from numba.core import event
 

@@ -101,8 +101,9 @@ class PieceScan:
         for column, mapped in self.maps:
             if len(column) and src != dst:
                 column[dst] = column[src]  # the rows of later pieces lie beyond: they are not touched
-                row = column[:1].nbytes
-                release_range(mapped, max(src.start, dst.stop) * row, src.stop * row)
+                if self.mode == M_READ:  # the ground truth's masks are made meanwhile: the peak is the sum
+                    row = column[:1].nbytes  # (boxes: giving pages back costs more time than they weigh)
+                    release_range(mapped, max(src.start, dst.stop) * row, src.stop * row)
         if len(self.rle):
             self.rle[dst, 2:4] += self.ntext
             n_text = self.text_lengths[k]
