@@ -3,8 +3,8 @@
 ``results.parse_results_columns(raw)`` reads a results file's bytes (a JSON list of
 ``{"image_id", "category_id", "bbox", "score", ...}`` objects) into int64 and
 float64 columns without building a Python object per record (with
-``masks="read"`` also compressed-RLE ``segmentation`` masks, decoded straight
-from the bytes into runs; with ``masks="skip"`` masks and keypoints are
+``masks="read"`` also compressed-RLE ``segmentation`` masks, checked and decoded
+as they are scanned and kept as their text; with ``masks="skip"`` masks and keypoints are
 validated and skipped, as box evaluation reads none; with ``"keypoints"`` each
 record's keypoints are read after its optional box);
 ``gt.parse_gt_columns(raw)`` reads a ground truth file's images, categories and
