@@ -65,7 +65,7 @@ def start_results_scan(raw: bytes, masks: str = "decline") -> Callable[[], dict 
     buf = np.frombuffer(raw, dtype=np.uint8)
     threads = num_threads()
     scan = PieceScan(raw, buf, mode, width, cut_pieces(raw, threads), threads - 1)
-    return partial(_columns, raw, buf, mode, scan)
+    return partial(_columns, raw, mode, scan)
 
 
 def first_keypoints_count(raw: bytes, numbers: bool = False) -> int:
@@ -88,7 +88,7 @@ def first_keypoints_count(raw: bytes, numbers: bool = False) -> int:
     return -1
 
 
-def _columns(raw: bytes, buf: np.ndarray, mode: int, scan: PieceScan) -> dict | None:
+def _columns(raw: bytes, mode: int, scan: PieceScan) -> dict | None:
     scanned = scan.rows()
     if scanned is None:
         return None
