@@ -74,8 +74,16 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     with tuned(TUNING, **big):
         # keypoint files go through the box scanners' kernels (wider rows, the same types)
         flow("coco-bbox-scan", lambda: [load_coco_pair(str(DT), str(GT)), load_coco_pair(*kp, iou_type="keypoints")])
-        # mask evaluation's scans: the ground truth's polygons, and the results' RLE decoded from the bytes
-        flow("coco-segm-gt-scan", lambda: load_coco_pair(str(SEGM_DT), str(GT), iou_type="segm"))
+        # mask evaluation's scans: the ground truth's polygons (or its compressed RLE), and the results' RLE
+        with tempfile.TemporaryDirectory() as tmp:
+            rle_gt = _with_rle_masks(GT, Path(tmp) / "gt_rle.json")
+            flow(
+                "coco-segm-gt-scan",
+                lambda: [
+                    load_coco_pair(str(SEGM_DT), str(GT), iou_type="segm"),
+                    load_coco_pair(str(SEGM_DT), str(rle_gt), iou_type="segm"),
+                ],
+            )
     flow("coco-bbox", lambda: deteval.evaluate(str(DT), str(GT)))
     # masks as the general loader reads them (runs), and as the scanner keeps them (text)
     scanned_segm = tuned(TUNING, **big).call(load_coco_pair, str(SEGM_DT), str(GT), iou_type="segm")
@@ -93,6 +101,23 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     flow("coco-report", lambda: _quietly(cli_main, ["--protocol", "coco", "--per-class", "--sample"]))
     flow("voc", lambda: [deteval.evaluate(str(DT), str(GT), protocol=p) for p in ("voc07", "voc10")])
     return groups
+
+
+def _with_rle_masks(gt: Path, out: Path) -> Path:
+    """``gt`` with every polygon segmentation written as compressed RLE (pycocotools' strings), at ``out``."""
+    import json
+
+    from pycocotools import mask as mask_utils
+
+    data = json.loads(gt.read_text(encoding="utf-8"))
+    size = {im["id"]: (im["height"], im["width"]) for im in data["images"]}
+    for ann in data["annotations"]:
+        if isinstance(ann.get("segmentation"), list):
+            h, w = size[ann["image_id"]]
+            rle = mask_utils.merge(mask_utils.frPyObjects(ann["segmentation"], h, w))
+            ann["segmentation"] = {"size": [int(v) for v in rle["size"]], "counts": rle["counts"].decode("ascii")}
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
 
 
 def _quietly(fn, *args):

@@ -128,6 +128,17 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(float64, 2, 'C', False, aligned=True)",
         )),
+        ('deteval.io.scan.rle_text._decode_rle_spans', (
+            'int64',
+            'int64',
+            "Array(uint8, 1, 'C', True, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(uint32, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(bool, 1, 'C', False, aligned=True)",
+        )),
     ],
     'coco-bbox': [
         ('deteval.matching.groups._csr', (
