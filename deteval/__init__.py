@@ -7,10 +7,14 @@
 
 from typing import TYPE_CHECKING
 
-from deteval.api import bootstrap, compare, evaluate, load
-from deteval.errors import InputError
-from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results
-from deteval.result import CocoResult, EvalResult, VocResult
+from deteval.blas_thread import spare_blas_thread
+
+spare_blas_thread()  # before numpy's import: the command line's process only
+
+from deteval.api import bootstrap, compare, evaluate, load  # noqa: E402
+from deteval.errors import InputError  # noqa: E402
+from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results  # noqa: E402
+from deteval.result import CocoResult, EvalResult, VocResult  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
     from deteval.evaluator import Evaluator

@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "compile_ahead",
         "kernel_signatures",
         "predicates",
+        "blas_thread",
     ),
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),
