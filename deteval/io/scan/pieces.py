@@ -70,9 +70,6 @@ class PieceScan:
         self.lock = threading.Lock()
         self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
 
-    def _arrays(self) -> tuple:
-        return self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle
-
     def _scan(self, k: int) -> None:
         (lo, hi), rows = self.bounds[k], slice(self.first[k], self.first[k + 1])
         load_pages(self.raw, lo, hi)
@@ -129,7 +126,7 @@ class PieceScan:
         for column, mapped in self.maps:
             release_range(mapped, self.nrec * column[:1].nbytes, None)
         release_range(self.text_map, self.ntext, None)
-        columns = (column[: self.nrec] for column in self._arrays())
+        columns = (column[: self.nrec] for column, _ in self.maps)
         return (*columns, np.concatenate(self.placed_spans), self.text[: self.ntext])
 
 
