@@ -16,12 +16,15 @@ from __future__ import annotations
 import copy
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import assert_same, run_pycocotools
 from pycocotools import mask as mask_utils
 from strategies import CocoCase
 from strategies_masks import KeypointCase, keypoint_cases, run_pycocotools_sigmas, segm_cases
 
 import deteval
+from deteval.geometry import keypoints
+from deteval.jit import using_threads
 
 HALF = settings(max_examples=max(1, settings().max_examples // 2))
 
@@ -145,3 +148,17 @@ def test_coco_mask_extent_zero_length_run_minimal():
 @given(keypoint_cases())
 def test_coco_keypoints_parity_generated(case):
     _check_keypoints(case)
+
+
+@HALF
+@given(keypoint_cases(), st.sampled_from([1, 23]))
+def test_coco_keypoints_parity_small_scratch(case, scratch_terms):
+    """OKS streamed through a scratch of a few terms: several fills per range of groups (one thread: one range),
+    groups wider than a fill."""
+    saved = keypoints.SCRATCH_TERMS
+    keypoints.SCRATCH_TERMS = scratch_terms
+    try:
+        with using_threads(1):
+            _check_keypoints(case)
+    finally:
+        keypoints.SCRATCH_TERMS = saved
