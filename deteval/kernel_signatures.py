@@ -54,6 +54,12 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 2, 'C', False, aligned=True)",
             "Array(uint8, 1, 'C', False, aligned=True)",
         )),
+        ('deteval.numeric._shift_rows', (
+            "Array(float64, 1, 'C', False, aligned=True)",
+            'int64',
+            'int64',
+            'int64',
+        )),
     ],
     'coco-segm-gt-scan': [
         ('deteval.io.scan.gt._scan_gt', (

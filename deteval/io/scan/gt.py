@@ -22,6 +22,7 @@ from deteval.io.scan.lexer import (
 )
 from deteval.io.scan.numbers import to_float
 from deteval.jit import njit
+from deteval.numeric import tail_columns
 from deteval.types import xywh_area
 
 # How a known key's value is read (anything else declines the file)
@@ -420,9 +421,9 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False, keypoint
     annotations["area"] = np.where(has["area"], a_floats[:, 4], xywh_area(box))
     if obb:
         annotations["obb"] = a_floats[:, 5:10].copy()
-    if count:
-        annotations["keypoints"] = a_floats[:, 6:].copy()
+    if count:  # the table's last use: its keypoint columns are moved down in it, not copied
         annotations["num_keypoints"] = np.where(has["num_keypoints"], a_floats[:, 5], np.nan)
+        annotations["keypoints"] = tail_columns(a_floats, 6)
     del a_floats
     if segm:
         m = int(counts[1])

@@ -12,6 +12,7 @@ from deteval.io.scan.pieces import PieceScan, cut_pieces
 from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_KEYPOINTS, M_OBB, M_READ, M_SKIP
 from deteval.io.scan.rle_text import compressed_masks_of
 from deteval.jit import num_threads
+from deteval.numeric import tail_columns
 
 _MASK_MODES = {"decline": M_DECLINE, "skip": M_SKIP, "read": M_READ, "obb": M_OBB, "keypoints": M_KEYPOINTS}
 
@@ -114,7 +115,8 @@ def _columns(raw: bytes, mode: int, scan: PieceScan) -> dict | None:
         "n": nrec,
     }
     if mode == M_KEYPOINTS:  # the row: the box, then the keypoints
-        out["bbox"], out["keypoints"] = np.ascontiguousarray(bbox[:, :4]), np.ascontiguousarray(bbox[:, 4:])
+        out["bbox"] = bbox[:, :4].copy()  # a copy even where the slice is contiguous (one row): the rows move next
+        out["keypoints"] = tail_columns(bbox, 4)  # the scanner's rows are this loader's own
     if mode == M_READ:
         masks_read = compressed_masks_of(text, rle)
         if masks_read is None:
