@@ -25,7 +25,7 @@ def default_iou_index(iou_thrs: np.ndarray) -> int:
     return int(hit[0]) if hit.size else 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Outcomes:
     """Every evaluated detection's outcome, the input to score-threshold analyses.
 
@@ -50,7 +50,7 @@ class Outcomes:
     match_iou: np.ndarray | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class EvalResult:
     """The outcome of one evaluation; every protocol's result type derives from it.
 
@@ -143,7 +143,7 @@ def _array() -> Any:
     return field(default=None, repr=False, compare=False)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class CocoResult(EvalResult):
     """A COCO-family result: pycocotools' ``eval`` arrays and their axes."""
 
@@ -262,7 +262,7 @@ class CocoResult(EvalResult):
         return dict([*items[:at], ("extra_stats", jsonable(self.extra_stats)), *items[at:]])
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class VocResult(EvalResult):
     """A VOC-family result: AP per IoU threshold, class and integrator, and each detection's outcome."""
 

@@ -18,7 +18,7 @@ from deteval.jit import njit, run_chunks
 U32 = 0xFFFFFFFF  # pycocotools counts pixels in 32-bit unsigned ints
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Masks:
     """Run-length masks, one per row: ``counts[offsets[i]:offsets[i+1]]`` is row i."""
 
@@ -42,7 +42,7 @@ class Masks:
         return rle_extents(m.counts, m.offsets, m.height, m.width)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CompressedMasks:
     """Run-length masks kept as COCO's compressed RLE text, one string per row: the results file's
     ``counts`` strings as the byte scanner found them (checked, their areas taken), a quarter of

@@ -89,7 +89,7 @@ def last_occurrence(values: np.ndarray) -> np.ndarray:
     return len(values) - 1 - np.unique(values[::-1], return_index=True)[1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IdTable:
     """Sorted, unique user ids (int64 or str) with optional per-id attributes.
 
@@ -157,7 +157,7 @@ class IdTable:
         return str(self.id_of(index))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GroundTruth:
     """Ground-truth annotations, one row each, in file order."""
 
@@ -185,7 +185,7 @@ class GroundTruth:
         return len(self.image)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Detections:
     """Detections, one row each, in input order (the order ties are broken by)."""
 

@@ -103,7 +103,7 @@ def _repeated_images(ids: np.ndarray, name: str, strict: bool) -> None:
     )
 
 
-@dataclass
+@dataclass(eq=False)
 class GtColumns:
     """A ground truth file's annotations as columns, in file order, with its image and category tables."""
 

@@ -13,7 +13,7 @@ from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Groups:
     """Rows of ground truth and detections ordered group by group.
 

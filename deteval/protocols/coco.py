@@ -39,7 +39,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CocoMatches:
     """The outcome of matching: everything accumulation needs, as flat arrays.
 
@@ -125,7 +125,7 @@ def gt_ignored(gt: GroundTruth, params: CocoParams) -> np.ndarray:
     return gt_ignore
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CocoReplay:
     """What re-accumulating a subset or a resample of the images needs (bootstrap, slices): the matches,
     each ground truth's image, category and "counts as a positive" flag per area range, and the image

@@ -20,7 +20,7 @@ IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CocoParams:
     """Evaluation parameters, pycocotools' ``Params`` after ``evaluate()`` normalised them."""
 
