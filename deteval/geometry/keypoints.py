@@ -28,7 +28,7 @@ COCO_SIGMAS = (
 
 
 # terms per scratch fill: small enough to stay in cache and never fault in fresh pages (the whole of person-kp's
-# 3.6M terms at once cost 29 MB and ~20 ms more); a group with more gets a scratch of its own size
+# 3.0M terms at once took 24 MB and ~20 ms more); a group with more gets a scratch of its own size
 SCRATCH_TERMS = 1 << 15
 # exp(x) is below half the least subnormal for x < -745.14, so 0 in every libm and in numpy's SIMD exp. numpy
 # takes a slow path for such terms (6 ns each, 0.9 for the others), and far detections give millions of them

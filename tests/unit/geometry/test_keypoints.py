@@ -16,5 +16,3 @@ def test_numpy_exp_underflows_to_zero_below_the_skip_threshold():
     ])  # fmt: skip
     with np.errstate(under="ignore"):
         assert not np.exp(below).any()
-        # the least subnormal is reached just above: the threshold is not needlessly low
-        assert np.exp(np.array([-744.0])).item() > 0
