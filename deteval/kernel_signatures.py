@@ -93,11 +93,6 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Tuple((Array(int64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(float64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True)))",  # noqa: E501
         )),
-        ('deteval.io.scan.rle_text.copy_rle_text', (
-            "Array(uint8, 1, 'C', True, aligned=True)",
-            "Array(int64, 2, 'C', False, aligned=True)",
-            "Array(uint8, 1, 'C', False, aligned=True)",
-        )),
         ('deteval.io.polygons._rasterise', (
             "Array(float64, 2, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
@@ -127,7 +122,8 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             'int64',
             'int64',
             "Array(int64, 1, 'C', False, aligned=True)",
-            "Array(uint8, 1, 'C', False, aligned=True)",
+            "Array(uint8, 1, 'C', True, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
@@ -286,7 +282,8 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(bool, 1, 'C', False, aligned=True)",
-            "Array(uint8, 1, 'C', False, aligned=True)",
+            "Array(uint8, 1, 'C', True, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class Masks:
 
     def take(self, rows: np.ndarray) -> Masks:
         """The masks ``rows``, in that order."""
-        counts, offsets = _take_spans(self.counts, self.offsets, rows)
+        counts, offsets = _take_spans(self.counts, self.offsets[:-1][rows], self.offsets[1:][rows])
         return Masks(counts, offsets, self.height[rows], self.width[rows], self.area[rows])
 
     def extents(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -45,28 +46,43 @@ class Masks:
 @dataclass(frozen=True, eq=False)
 class CompressedMasks:
     """Run-length masks kept as COCO's compressed RLE text, one string per row: the results file's
-    ``counts`` strings as the byte scanner found them (checked, their areas taken), a quarter of
+    ``counts`` strings where the byte scanner found them (checked, their areas taken), a quarter of
     the memory of their runs. The mask overlap decodes each string where it is needed
     (:func:`deteval.geometry.masks.mask_iou_blocks`); :attr:`counts` decodes them all, once, for
     every other use, so that these stand wherever :class:`Masks` do.
+
+    ``text`` is usually the file's own bytes, memory-mapped (``backing``: its ``check()`` raises if the
+    file was rewritten since, and is called before the strings are read); a copy holds just the strings
+    (:meth:`compact`, which pickling uses).
     """
 
-    text: np.ndarray  # uint8, every row's string as the file holds it (an escaped backslash is 2 chars)
-    text_offsets: np.ndarray  # int64 (N + 1,): row i's string is text[text_offsets[i]:text_offsets[i+1]]
+    text: np.ndarray  # uint8: row i's string is text[text_start[i]:text_end[i]] as the file holds it (\\ is 2 chars)
+    text_start: np.ndarray  # int64 (N,)
+    text_end: np.ndarray  # int64 (N,)
     offsets: np.ndarray  # int64 (N + 1,): where row i's runs are in :attr:`counts`
     height: np.ndarray  # int64 (N,)
     width: np.ndarray  # int64 (N,)
     area: np.ndarray  # float64 (N,), pixels of each mask
+    backing: Any = None  # the memory-mapped file ``text`` lies in (its ``check()``), or None
 
     def __len__(self) -> int:
         return len(self.height)
+
+    def strings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(text, text_start, text_end)``, once the file they lie in is checked unchanged; the text read-only
+        (as a file's is: one type for the kernels)."""
+        if self.backing is not None:
+            self.backing.check()
+        text = self.text.view()
+        text.flags.writeable = False
+        return text, self.text_start, self.text_end
 
     @cached_property
     def counts(self) -> np.ndarray:
         """uint32, all rows' runs (decoded on first use)."""
         counts = np.empty(self.offsets[-1], np.uint32)
-        text = (self.text, self.text_offsets)
-        run_chunks(_decode_range, len(self), np.diff(self.text_offsets), *text, counts, self.offsets)
+        text, start, end = self.strings()
+        run_chunks(_decode_range, len(self), end - start, text, start, end, counts, self.offsets)
         return counts
 
     def extents(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -75,25 +91,37 @@ class CompressedMasks:
         rows = np.flatnonzero(rows) if rows.dtype == bool else rows
         rows = np.ascontiguousarray(rows, np.int64)
         out = np.zeros((len(rows), 4))
-        cost = self.text_offsets[rows + 1] - self.text_offsets[rows]
-        text = (self.text, self.text_offsets, self.offsets)
-        run_chunks(_text_extents_range, len(rows), cost, rows, *text, self.height, self.width, out)
+        text, start, end = self.strings()
+        cost = end[rows] - start[rows]
+        masks = (text, start, end, self.offsets, self.height, self.width)
+        run_chunks(_text_extents_range, len(rows), cost, rows, *masks, out)
         return out
 
     def take(self, rows: np.ndarray) -> CompressedMasks:
-        """The masks ``rows``, in that order."""
-        text, text_offsets = _take_spans(self.text, self.text_offsets, rows)
-        offsets = np.zeros(len(text_offsets), np.int64)
-        np.cumsum(np.diff(self.offsets)[rows], out=offsets[1:])
-        return CompressedMasks(text, text_offsets, offsets, self.height[rows], self.width[rows], self.area[rows])
+        """The masks ``rows``, in that order (their strings where they are)."""
+        runs = np.diff(self.offsets)[rows]
+        offsets = np.zeros(len(runs) + 1, np.int64)
+        np.cumsum(runs, out=offsets[1:])
+        start, end, size = self.text_start[rows], self.text_end[rows], (self.height[rows], self.width[rows])
+        return CompressedMasks(self.text, start, end, offsets, *size, self.area[rows], self.backing)
+
+    def compact(self) -> CompressedMasks:
+        """These masks with a text of their own: just their strings, one after another."""
+        text, at = _take_spans(*self.strings())
+        return CompressedMasks(text, at[:-1], at[1:], self.offsets, self.height, self.width, self.area)
+
+    def __reduce__(self):
+        # pickled with its strings only: not the whole file (nor its map, which cannot be pickled)
+        m = self.compact()
+        return CompressedMasks, (m.text, m.text_start, m.text_end, m.offsets, m.height, m.width, m.area)
 
 
-def _take_spans(values: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``values[offsets[r]:offsets[r + 1]]`` of each of ``rows``, one after another, and their offsets."""
-    lengths = np.diff(offsets)[rows]
+def _take_spans(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values[start[i]:end[i]]`` for each i, one after another, and their offsets."""
+    lengths = end - start
     kept = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    # position of every kept value in the source: each row's start, then consecutive
-    idx = np.repeat(offsets[:-1][rows] - kept[:-1], lengths) + np.arange(kept[-1])
+    # position of every kept value in the source: each span's start, then consecutive
+    idx = np.repeat(start - kept[:-1], lengths) + np.arange(kept[-1])
     return values[idx], kept
 
 
@@ -147,21 +175,21 @@ def decode_counts(text, p, stop, out, o):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _text_extents_range(lo, hi, rows, text, text_offsets, offsets, height, width, out):  # pragma: no cover - numba
+def _text_extents_range(lo, hi, rows, text, start, end, offsets, height, width, out):  # pragma: no cover - numba
     most = 0
     for k in range(lo, hi):
         most = max(most, offsets[rows[k] + 1] - offsets[rows[k]])
     runs = np.empty(most, np.uint32)
     for k in range(lo, hi):
         i = rows[k]
-        m = decode_counts(text, text_offsets[i], text_offsets[i + 1], runs, 0)[0]
+        m = decode_counts(text, start[i], end[i], runs, 0)[0]
         mask_extent(runs, 0, m, height[i], width[i], out[k])
 
 
 @njit(cache=True, nogil=True)
-def _decode_range(lo, hi, text, text_offsets, counts, offsets):  # pragma: no cover - numba
+def _decode_range(lo, hi, text, start, end, counts, offsets):  # pragma: no cover - numba
     for i in range(lo, hi):
-        decode_counts(text, text_offsets[i], text_offsets[i + 1], counts, offsets[i])
+        decode_counts(text, start[i], end[i], counts, offsets[i])
 
 
 def rle_extents(counts: np.ndarray, offsets: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:

@@ -178,3 +178,18 @@ def no_shipped_kernels(monkeypatch):
     code compiled ahead of time (deteval/_runtime/aot.py), which would leave numba uncalled."""
     monkeypatch.setenv("DETEVAL_SHIPPED_KERNELS", "0")
     monkeypatch.setenv("DETEVAL_AOT", "0")
+
+
+@pytest.fixture
+def hang_limit():
+    """A test that waits on other processes (a Dask cluster, gloo ranks) and hangs ends the run after
+    ``HANG_LIMIT_S`` seconds, every thread's stack printed (``faulthandler``), instead of holding CI to
+    its time limit: one such hang was seen, in Dask, not reproduced."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+HANG_LIMIT_S = 300

@@ -132,7 +132,8 @@ def _text_mask_iou_blocks(
     g_w,
     gt_crowd,
     d_text,
-    d_text_off,
+    d_start,
+    d_end,
     d_off,
     d_h,
     d_w,
@@ -153,7 +154,7 @@ def _text_mask_iou_blocks(
             continue
         for d in range(nd):
             s = dt_rows[dt_off[grp] + d]
-            m = decode_counts(d_text, d_text_off[s], d_text_off[s + 1], runs, 0)[0]
+            m = decode_counts(d_text, d_start[s], d_end[s], runs, 0)[0]
             box[:] = 0.0
             mask_extent(runs, 0, m, d_h[s], d_w[s], box)
             for g in range(ng):
@@ -186,7 +187,7 @@ def mask_iou_blocks(
     out = np.empty(pair_off[-1])
     blocks = (gt_rows, gt_off, dt_rows, dt_off, pair_off)
     if isinstance(dt_masks, CompressedMasks):
-        dt = (dt_masks.text, dt_masks.text_offsets, dt_masks.offsets, dt_masks.height, dt_masks.width)
+        dt = (*dt_masks.strings(), dt_masks.offsets, dt_masks.height, dt_masks.width)
         run_chunks(_text_mask_iou_blocks, len(gt_off) - 1, np.diff(pair_off), *blocks, *gt, *dt, out)
         return out
     dc = dt_masks.counts

@@ -34,17 +34,17 @@ MAX_JSON_DEPTH = 512  # a bound both parsers' limits lie above; see _too_deep
 def read_bytes(source: str | os.PathLike, what: str, populate: bool = True) -> bytes | mmap.mmap:
     """The bytes of a file, with clear errors naming it.
 
-    A regular file of ``TUNING.map_bytes`` (1 MB) or more comes as a read-only memory map (sliced, it
-    gives ``bytes``), not a copy: the byte scanners read it in place. Its pages are mapped at once
+    A regular file of ``TUNING.map_bytes`` (1 MB) or more comes as a read-only :class:`MappedFile` (sliced,
+    it gives ``bytes``), not a copy: the byte scanners read it in place. Its pages are mapped at once
     unless ``populate`` is false (a scan in pieces maps each piece's as it starts it, and drops them
-    when done: :func:`deteval.io.scan.pieces.load_pages`).
+    when done, but for results' masks, read from there later: :func:`deteval.io.scan.pieces.load_pages`).
     """
     name = str(source)
     try:
         with open(source, "rb") as f:
             if os.fstat(f.fileno()).st_size >= TUNING.map_bytes:
                 with suppress(OSError, ValueError):  # not a regular file, say: read as usual
-                    return _map(f.fileno(), populate)
+                    return MappedFile.of(f.fileno(), name, populate)
             return f.read()
     except FileNotFoundError:
         raise InputError(name, None, f"{what} file not found") from None
@@ -54,12 +54,35 @@ def read_bytes(source: str | os.PathLike, what: str, populate: bool = True) -> b
         raise InputError(name, None, f"cannot read {what} file: {exc.strerror}") from None
 
 
-def _map(fileno: int, populate: bool) -> mmap.mmap:
-    if os.name != "posix":
-        return mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
-    # pages mapped at once (MAP_POPULATE, Linux), not one fault at a time while scanning
-    flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
-    return mmap.mmap(fileno, 0, flags=flags, prot=mmap.PROT_READ)
+class MappedFile(mmap.mmap):
+    """A file's bytes as a read-only memory map that knows its file: results' masks are read from it
+    after the load (:class:`deteval.rle.CompressedMasks`), and :meth:`check` tells whether the file was
+    rewritten meanwhile (the map would then show the new bytes, or fault past a shorter file's end)."""
+
+    @classmethod
+    def of(cls, fileno: int, name: str, populate: bool) -> MappedFile:
+        if os.name != "posix":
+            mapped = cls(fileno, 0, access=mmap.ACCESS_READ)
+        else:  # pages mapped at once (MAP_POPULATE, Linux), not one fault at a time while scanning
+            flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+            mapped = cls(fileno, 0, flags=flags, prot=mmap.PROT_READ)
+        mapped.name, mapped.stamp = name, _stamp(os.fstat(fileno))
+        return mapped
+
+    def check(self) -> None:
+        """Raise :class:`InputError` if the file mapped was changed in place since it was mapped. A file
+        replaced (renamed over) or deleted leaves the mapped one as it was: no error."""
+        try:
+            now = os.stat(self.name)
+        except OSError:
+            return
+        if (now.st_dev, now.st_ino) == self.stamp[:2] and _stamp(now) != self.stamp:
+            rule = "changed since it was loaded (its masks are read from the file as they are evaluated): load it again"
+            raise InputError(self.name, None, rule)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def parse_json(raw: bytes | mmap.mmap, name: str) -> Any:

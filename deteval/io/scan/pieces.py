@@ -13,7 +13,6 @@ import numpy as np
 
 from deteval.io.scan.lexer import MAX_DEPTH
 from deteval.io.scan.result_records import M_READ, min_record_bytes, scan_result_records
-from deteval.io.scan.rle_text import copy_rle_text
 from deteval.jit import SharedTasks
 from deteval.tuning import TUNING
 
@@ -59,13 +58,10 @@ class PieceScan:
         dtypes = (np.int64, np.int64, np.float64, np.float64, np.int64, np.int64)
         self.maps = [_mapped(shape, dtype) for shape, dtype in zip(shapes, dtypes)]
         self.image_id, self.category_id, self.bbox, self.score, self.present, self.rle = (a for a, _ in self.maps)
-        # masks read: each piece's counts strings, copied to the piece's own stretch, then moved down too
-        self.text, self.text_map = _mapped((len(raw) if mode == M_READ else 0,), np.uint8, huge=True)
-        self.text_lengths = [0] * len(bounds)
         # (kind, slot, start, end) for Python, at most one per number; pages touched only if used
         self.spans = [np.empty(((width + 1) * c, 4), np.int64) for c in caps]
         self.scans: list = [None] * len(bounds)
-        self.placed = self.nrec = self.ntext = 0  # pieces, and their rows and text, in place
+        self.placed = self.nrec = 0  # pieces, and their rows, in place
         self.placed_spans: list[np.ndarray] = []
         self.lock = threading.Lock()
         self.tasks = SharedTasks([partial(self._scan, k) for k in range(len(bounds))], helpers)
@@ -78,10 +74,8 @@ class PieceScan:
             self.category_id[rows], self.bbox[rows], self.score[rows], self.present[rows], self.rle[rows],
             self.spans[k], np.empty(MAX_DEPTH, np.uint8),
         )  # fmt: skip
-        if self.mode == M_READ and scan[0]:  # the strings out, before the piece's pages go
-            scanned = self.rle[self.first[k] : self.first[k] + scan[1]]
-            self.text_lengths[k] = copy_rle_text(self.buf[lo:hi], scanned, self.text[lo:hi])
-        release_pages(self.raw, lo, hi)
+        if self.mode != M_READ:  # masks read: their strings are read from the file's pages, as evaluated
+            release_pages(self.raw, lo, hi)
         self.scans[k] = scan  # done: another thread may place it from here on
         with self.lock:  # in file order: a piece's place is known once the pieces before it are placed
             while self.placed < len(self.bounds) and self.scans[self.placed] is not None:
@@ -102,11 +96,7 @@ class PieceScan:
                     row = column[:1].nbytes  # (boxes: giving pages back costs more time than they weigh)
                     release_range(mapped, max(src.start, dst.stop) * row, src.stop * row)
         if len(self.rle):
-            self.rle[dst, 2:4] += self.ntext
-            n_text = self.text_lengths[k]
-            self.text[self.ntext : self.ntext + n_text] = self.text[lo : lo + n_text]
-            release_range(self.text_map, max(lo, self.ntext + n_text), lo + n_text)
-            self.ntext += n_text
+            self.rle[dst, 2:4] += lo  # the counts strings' places in the file
         s = self.spans[k][:n_spans]
         s[:, 1] += np.where(s[:, 0] == 0, self.width * self.nrec, self.nrec)  # a box coordinate's slot, or a score's
         s[:, 2:] += lo
@@ -114,10 +104,9 @@ class PieceScan:
         self.nrec += n_rows
 
     def rows(self):
-        """``(image_id, category_id, bbox, score, present, rle, spans, text)`` in file order, the pieces
-        joined; if any piece fails, the whole file scanned again as one. ``None`` where that declines.
-        ``text``: masks read, every counts string one after another (``rle[i, 2:4]`` its place there,
-        see :func:`copy_rle_text`); else empty."""
+        """``(image_id, category_id, bbox, score, present, rle, spans)`` in file order, the pieces joined (masks
+        read: ``rle[i, 2:4]`` the place of row i's counts string in the file); if any piece fails, the whole
+        file scanned again as one. ``None`` where that declines."""
         self.tasks.results()
         if self.placed < len(self.bounds):
             if len(self.bounds) == 1:
@@ -125,17 +114,12 @@ class PieceScan:
             return PieceScan(self.raw, self.buf, self.mode, self.width, [(0, len(self.raw))], 0).rows()
         for column, mapped in self.maps:
             release_range(mapped, self.nrec * column[:1].nbytes, None)
-        release_range(self.text_map, self.ntext, None)
         columns = (column[: self.nrec] for column, _ in self.maps)
-        return (*columns, np.concatenate(self.placed_spans), self.text[: self.ntext])
+        return (*columns, np.concatenate(self.placed_spans))
 
 
-def _mapped(
-    shape: tuple[int, ...], dtype: type = np.float64, huge: bool = False
-) -> tuple[np.ndarray, mmap.mmap | None]:
-    """An array (zeros until written) in an anonymous memory map of its own, and the map; ``huge``: in huge pages
-    where the system gives them for the asking (for long stretches written through: a column's rows of each
-    piece are too few to fill one).
+def _mapped(shape: tuple[int, ...], dtype: type = np.float64) -> tuple[np.ndarray, mmap.mmap | None]:
+    """An array (zeros until written) in an anonymous memory map of its own, and the map.
 
     Sized for the most records the bytes could hold, such a column is written in each piece's
     stretch and the rows then moved down together: :func:`release_range` gives back what is left.
@@ -145,9 +129,6 @@ def _mapped(
         return np.empty(shape, dtype), None
     # private: pages given back are freed (a shared map's would stay allocated, out of this process's count)
     mapped = mmap.mmap(-1, max(count * size, 1), flags=mmap.MAP_PRIVATE)
-    if huge and hasattr(mmap, "MADV_HUGEPAGE"):  # as numpy asks for its large arrays: a fault per 2 MB, not 4 kB
-        with suppress(OSError, ValueError):
-            mapped.madvise(mmap.MADV_HUGEPAGE)
     return np.frombuffer(mapped, dtype, count).reshape(shape), mapped
 
 

@@ -8,6 +8,7 @@ from functools import partial
 
 import numpy as np
 
+from deteval.io.json_source import MappedFile
 from deteval.io.scan.pieces import PieceScan, cut_pieces
 from deteval.io.scan.result_records import K_BBOX, M_DECLINE, M_KEYPOINTS, M_OBB, M_READ, M_SKIP
 from deteval.io.scan.rle_text import compressed_masks_of
@@ -93,7 +94,7 @@ def _columns(raw: bytes, mode: int, scan: PieceScan) -> dict | None:
     scanned = scan.rows()
     if scanned is None:
         return None
-    image_id, category_id, bbox, score, present, rle, spans, text = scanned
+    image_id, category_id, bbox, score, present, rle, spans = scanned
     nrec = len(score)
     has_bbox: bool | np.ndarray = True
     if mode == M_READ or mode == M_KEYPOINTS:
@@ -118,7 +119,7 @@ def _columns(raw: bytes, mode: int, scan: PieceScan) -> dict | None:
         out["bbox"] = bbox[:, :4].copy()  # a copy even where the slice is contiguous (one row): the rows move next
         out["keypoints"] = tail_columns(bbox, 4)  # the scanner's rows are this loader's own
     if mode == M_READ:
-        masks_read = compressed_masks_of(text, rle)
+        masks_read = compressed_masks_of(scan.buf, rle, raw if isinstance(raw, MappedFile) else None)
         if masks_read is None:
             return None
         out["masks"] = masks_read

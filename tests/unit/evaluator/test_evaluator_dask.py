@@ -21,6 +21,7 @@ distributed = pytest.importorskip("distributed", reason="the dask extra is not i
 import deteval.dask as ddask  # noqa: E402 - after the skips
 
 PAIRS = ("coco_fake100", "voc100_difficult_as_crowd", "toy7")
+pytestmark = pytest.mark.usefixtures("hang_limit")  # a hung cluster fails the run (conftest)
 
 
 @pytest.fixture(scope="module")

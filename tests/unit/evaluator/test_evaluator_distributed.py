@@ -26,6 +26,7 @@ if not dist.is_available():  # pragma: no cover - builds without distributed sup
 PAIRS = ("coco_fake100",)
 WORLD = 2
 VARIANTS = ("split", "swapped", "auto", "resync")
+pytestmark = pytest.mark.usefixtures("hang_limit")  # a hung cluster fails the run (conftest)
 
 
 def _free_port() -> int:

@@ -182,6 +182,39 @@ def test_backslash_escapes(tmp_path, monkeypatch):
     check_file(text, tmp_path, monkeypatch)
 
 
+def test_masks_read_from_the_mapped_file_and_a_rewrite_is_caught(tmp_path, monkeypatch):
+    """Results' mask strings stay in the file's mapped bytes: a file replaced or deleted after the load
+    leaves them as they were; one rewritten in place raises a clear error before any string is read."""
+    monkeypatch.setattr(TUNING, "fast_path_bytes", 0)
+    monkeypatch.setattr(TUNING, "map_bytes", 0)
+    rng = np.random.default_rng(2)
+    recs = [_record(i, 1 + i % 2, 0.1 * i, rng=rng) for i in (1, 2, 3, 4, 4, 1, 2)]
+    path = tmp_path / "dets.json"
+    path.write_bytes(_dump(recs))
+    want = coco_io.load_coco_results(path, GT, iou_type="segm", strict=True).masks.counts
+    for change in ("replace", "delete", "rewrite"):
+        path.write_bytes(_dump(recs))
+        masks = coco_io.load_coco_results(path, GT, iou_type="segm", strict=True).masks
+        assert isinstance(masks, CompressedMasks) and masks.backing is not None
+        if change == "replace":
+            (tmp_path / "new.json").write_bytes(b"[]")
+            (tmp_path / "new.json").replace(path)
+        elif change == "delete":
+            path.unlink()
+        else:
+            path.write_bytes(b"[]")  # shorter: the map's pages past its end would fault
+            with pytest.raises(InputError, match=r"dets\.json: changed since it was loaded"):
+                masks.extents()
+            with pytest.raises(InputError, match="load it again"):
+                masks.take([0, 1]).compact()
+            with pytest.raises(InputError, match="load it again"):
+                _same_overlaps(masks, masks)
+            continue
+        assert np.array_equal(masks.counts, want)
+        runs = Masks(masks.counts, masks.offsets, masks.height, masks.width, masks.area)
+        _same_overlaps(masks, runs)
+
+
 BAD_SEGMENTATIONS = [
     {"size": [4, 5], "counts": [0, 2, 2, 2, 14]},  # uncompressed
     [[0, 0, 3, 0, 3, 2, 0, 2]],  # polygon

@@ -67,16 +67,17 @@ def test_positions_past_two_to_the_32_wrap_as_in_tobbox():
 
 @given(st.lists(_runs(), min_size=1, max_size=8), st.data())
 def test_compressed_masks_decode_take_and_extents_as_their_runs(masks, data):
-    """:class:`CompressedMasks` hold pycocotools' strings as a JSON file holds them (a backslash escaped);
-    decoded, taken and boxed they are the :class:`Masks` of the same runs."""
+    """:class:`CompressedMasks` hold pycocotools' strings where a JSON file holds them (a backslash escaped,
+    other bytes between them); decoded, taken, boxed and pickled they are the :class:`Masks` of the same runs."""
     strings = [mask_utils.frPyObjects({"size": [h, w], "counts": c}, h, w)["counts"] for h, w, c in masks]
-    escaped = [s.replace(b"\\", b"\\\\") for s in strings]
-    text_off = np.cumsum([0] + [len(s) for s in escaped]).astype(np.int64)
+    escaped = [b'"' + s.replace(b"\\", b"\\\\") + b'"}, {"counts": ' for s in strings]
+    end = np.cumsum([len(s) for s in escaped]).astype(np.int64) - len(b'"}, {"counts": ')
+    start = end - [len(s.replace(b"\\", b"\\\\")) for s in strings]
     offsets = np.cumsum([0] + [len(c) for _, _, c in masks]).astype(np.int64)
     h, w = np.array([m[0] for m in masks]), np.array([m[1] for m in masks])
     area = np.array([sum(c[1::2]) for _, _, c in masks], np.float64)
     runs = Masks(np.array([v for _, _, c in masks for v in c], np.uint32), offsets, h, w, area)
-    text = CompressedMasks(np.frombuffer(b"".join(escaped), np.uint8), text_off, offsets, h, w, area)
+    text = CompressedMasks(np.frombuffer(b"".join(escaped), np.uint8), start, end, offsets, h, w, area)
     assert np.array_equal(text.extents(), runs.extents())
     assert np.array_equal(text.counts, runs.counts) and text.counts.dtype == np.uint32
     rows = np.array(data.draw(st.lists(st.integers(0, len(masks) - 1), max_size=10)), np.int64)
@@ -87,5 +88,6 @@ def test_compressed_masks_decode_take_and_extents_as_their_runs(masks, data):
         assert isinstance(a, CompressedMasks)
         for f in ("counts", "offsets", "height", "width", "area"):
             assert np.array_equal(getattr(a, f), getattr(b, f)), f
-    again = pickle.loads(pickle.dumps(text))
+    again = pickle.loads(pickle.dumps(text))  # the strings only, one after another
+    assert len(again.text) == sum(end - start) and again.text_start[0] == 0
     assert np.array_equal(again.counts, runs.counts) and np.array_equal(again.extents(), runs.extents())
