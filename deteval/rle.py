@@ -102,8 +102,10 @@ class CompressedMasks:
         runs = np.diff(self.offsets)[rows]
         offsets = np.zeros(len(runs) + 1, np.int64)
         np.cumsum(runs, out=offsets[1:])
-        start, end, size = self.text_start[rows], self.text_end[rows], (self.height[rows], self.width[rows])
-        return CompressedMasks(self.text, start, end, offsets, *size, self.area[rows], self.backing)
+        return CompressedMasks(
+            self.text, self.text_start[rows], self.text_end[rows], offsets,
+            self.height[rows], self.width[rows], self.area[rows], self.backing,
+        )  # fmt: skip
 
     def compact(self) -> CompressedMasks:
         """These masks with a text of their own: just their strings, one after another."""

@@ -180,6 +180,9 @@ def no_shipped_kernels(monkeypatch):
     monkeypatch.setenv("DETEVAL_AOT", "0")
 
 
+HANG_LIMIT_S = 300
+
+
 @pytest.fixture
 def hang_limit():
     """A test that waits on other processes (a Dask cluster, gloo ranks) and hangs ends the run after
@@ -190,6 +193,3 @@ def hang_limit():
     faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
-
-
-HANG_LIMIT_S = 300
