@@ -177,42 +177,38 @@ def _scanned(size: int, iou_type: str) -> bool:
     if size >= TUNING.fast_path_bytes:
         return True
     warm_ok = iou_type in ("bbox", "keypoints")  # the box scanners' kernels, which _scanners_cached asks about
-    return warm_ok and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached()
+    return warm_ok and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached(iou_type)
 
 
-_scanners_known: list[bool] = []  # once found cached, they stay so in this process
+_scanners_known: set[str] = set()  # the IoU types whose scan kernels were found cached, in this process
+# in the group, but run only to move keypoint columns (numeric.tail_columns): a box scan never compiles it
+_KEYPOINTS_ONLY = {"deteval.numeric._shift_rows"}
 
 
-def _scanners_cached() -> bool:
-    """Whether the package's ahead-of-time code or numba's cache holds both box-evaluation scanners
-    (:data:`deteval.kernel_signatures.GROUPS`' ``coco-bbox-scan``, the argument types a run gives them),
-    without loading them."""
-    if _scanners_known:
+def _scanners_cached(iou_type: str) -> bool:
+    """Whether the package's ahead-of-time code or numba's cache holds every kernel a scan for ``iou_type``
+    (``"bbox"`` or ``"keypoints"``) runs, in :data:`deteval.kernel_signatures.GROUPS`' ``coco-bbox-scan``
+    with the argument types a run gives them, without loading them."""
+    if iou_type in _scanners_known:
         return True
-    from deteval.compile_ahead import parse_signature
-    from deteval.io.scan import gt as scan_gt
-    from deteval.io.scan import result_records
+    from deteval.compile_ahead import kernel_named, parse_signature
     from deteval.kernel_signatures import GROUPS
 
-    kernels = {
-        "deteval.io.scan.gt._scan_gt": scan_gt._scan_gt,
-        "deteval.io.scan.result_records.scan_result_records": result_records.scan_result_records,
-    }
-    group = GROUPS.get("coco-bbox-scan", [])
-    if group and all(tuple(texts) in kernels[name].compiled_ahead for name, texts in group if name in kernels):
-        _scanners_known.append(True)  # compiled into the package (deteval._runtime.aot): nothing to load
-        return True
-    for kernel in kernels.values():
-        cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
-        if cached_signatures is None:  # DETEVAL_PLAIN_NUMBA or NUMBA_DISABLE_JIT: no such question to ask
-            return False
-    if {name for name, _ in group} != set(kernels):
+    group = [
+        (kernel_named(name), texts)
+        for name, texts in GROUPS.get("coco-bbox-scan", [])
+        if iou_type == "keypoints" or name not in _KEYPOINTS_ONLY
+    ]
+    if not group:
         return False
-    for name, texts in group:
-        kernel = kernels[name]
-        if parse_signature(texts) not in set(map(tuple, kernel._cache.cached_signatures(kernel.targetctx.codegen()))):
-            return False
-    _scanners_known.append(True)
+    if not all(tuple(texts) in kernel.compiled_ahead for kernel, texts in group):  # else in the package: none to load
+        for kernel, texts in group:
+            cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
+            if cached_signatures is None:  # DETEVAL_PLAIN_NUMBA or NUMBA_DISABLE_JIT: no such question to ask
+                return False
+            if parse_signature(texts) not in set(map(tuple, cached_signatures(kernel.targetctx.codegen()))):
+                return False
+    _scanners_known.add(iou_type)
     return True
 
 
