@@ -19,7 +19,10 @@ What vernier 0.5.4 fixes (read from its docstrings and oracle, ``vernier/_lrp.py
 ``tests/python/oracle/lrp/oracle.py``; checked by ``tests/parity/test_lrp.py``):
 
 * **Score thresholds**: the 101-point grid ``0, 0.01, ..., 1`` (``k / 100``), as the authors'
-  code (kemaloksuz/LRP-Error); the paper minimises over every score. Ties: the *largest* ``s``.
+  code (kemaloksuz/LRP-Error); the paper minimises over every score. Ties: the *largest* ``s``,
+  as the floating-point values fall: a true positive at IoU exactly ``tau`` leaves LRP unchanged
+  (it adds 1 to the numerator and takes one false negative away), so two thresholds can tie in
+  exact arithmetic and be told apart by the last bit of their sums.
   A score below 0 is never active; a grid point above every score leaves only false negatives.
 * **Matching**: COCO's, at ``tau``, area range ``all``, ``max_dets[-1]`` per image and class:
   deteval reads the evaluation's own outcomes and the IoU of each match
@@ -34,8 +37,9 @@ What vernier 0.5.4 fixes (read from its docstrings and oracle, ``vernier/_lrp.py
   vernier's docstring says "classes with at least one TP" (its numbers are followed); an empty
   mean is 0. The paper averages each component over the classes, without this case.
 
-vernier sums ``1 - IoU`` in its own order and computes IoU its own way: figures agree within
-1e-12, not to the bit (see the tests).
+deteval's figures and ``s*`` equal vernier's to the bit on every input of the tests (the shared
+pairs, generated boxes and masks): the same IoUs, ``1 - IoU`` summed in the same score order, and
+LRP's terms added in vernier's association.
 
 Where vernier 0.5.4 departs from the paper and from the authors' code
 ---------------------------------------------------------------------
@@ -173,7 +177,8 @@ def _class_lrp(score, tp, iou, npos, scale, grid):
     n_fp = n_active - n_tp
     n_fn = npos - n_tp
     sum_loc = loc_cum[n_active]
-    lrp = (sum_loc / scale + n_fp + n_fn) / (n_tp + n_fp + n_fn)
+    # (n_fp + n_fn) summed before the float is added, as vernier does: exact ties (see "Ties") then fall alike
+    lrp = (sum_loc / scale + (n_fp + n_fn)) / (n_tp + n_fp + n_fn)
     star = len(grid) - 1 - int(np.argmin(lrp[::-1]))  # the largest threshold among equal minima
     ntp, nfp, nfn = int(n_tp[star]), int(n_fp[star]), int(n_fn[star])
     if ntp > 0:
