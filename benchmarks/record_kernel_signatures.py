@@ -92,6 +92,7 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
         lambda: [
             deteval.evaluate(str(SEGM_DT), str(GT), iou_type="segm"),
             deteval.evaluate(*scanned_segm, iou_type="segm"),
+            _evaluator_segm(deteval),
         ],
     )
     flow("coco-keypoints", lambda: deteval.evaluate(*kp, iou_type="keypoints"))
@@ -101,6 +102,18 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     flow("coco-report", lambda: _quietly(cli_main, ["--protocol", "coco", "--per-class", "--sample"]))
     flow("voc", lambda: [deteval.evaluate(str(DT), str(GT), protocol=p) for p in ("voc07", "voc10")])
     return groups
+
+
+def _evaluator_segm(deteval) -> None:
+    """The batch API with binary masks (their encoding's kernels)."""
+    import numpy as np
+
+    masks = np.zeros((2, 6, 5), bool)
+    masks[0, 1:4, 1:3] = masks[1, 2:5, 2:5] = True
+    ev = deteval.Evaluator(iou_type="segm")
+    ev.update([{"masks": masks, "scores": np.array([0.9, 0.5]), "labels": np.array([1, 1])}],
+              [{"masks": masks[:1], "labels": np.array([1])}])  # fmt: skip
+    ev.compute()
 
 
 def _with_rle_masks(gt: Path, out: Path) -> Path:

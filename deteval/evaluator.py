@@ -320,7 +320,7 @@ class Evaluator:
             return
         segm = self.params.iou_type == "segm"
         if segm:
-            preds, target, dt_rles, gt_rles, area_given = with_masks(preds, target, self.box_format, self._calls)
+            preds, target, dt_masks, gt_masks, area_given = with_masks(preds, target, self.box_format, self._calls)
         b = parse_batch(preds, target, self.box_format, self._calls)
         image_ids, id_mode, auto_next = self._assign_ids(b.image_ids)
         labels = np.concatenate([b.gt_labels, b.dt_labels])
@@ -363,10 +363,6 @@ class Evaluator:
             gt = dataclasses.replace(gt, boxes=np.zeros((n_gt, 4)), obb=gt.boxes)
             dets = dataclasses.replace(dets, boxes=np.zeros((len(dets), 4)), obb=dets.boxes)
         if segm:  # masks and their areas; boxes play no part in mask IoU
-            from deteval.io.masks import masks_from_segmentations
-
-            gt_masks = masks_from_segmentations(gt_rles, gt.area, gt.area, "target", "masks", [{}] * len(gt_rles))
-            dt_masks = masks_from_segmentations(dt_rles, dets.area, dets.area, "preds", "masks", [{}] * len(dt_rles))
             area = np.where(area_given, gt.area, gt_masks.area)
             gt = dataclasses.replace(gt, area=area, masks=gt_masks)
             dets = dataclasses.replace(dets, area=dt_masks.area, masks=dt_masks, mask_area=dt_masks.area)

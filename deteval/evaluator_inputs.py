@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.rle import Masks, concat_masks, masks_from_binary
 from deteval.types import IdTable, xywh_area
 
 # the box conventions a batch of tensors may use; files keep their own (deteval.vocabulary.FILE_BOX_FORMATS)
@@ -321,49 +322,42 @@ def default_area(boxes: np.ndarray, box_format: str) -> np.ndarray:
     return xywh_area(boxes)  # columns 2 and 3: w and h of xywh and xywha alike
 
 
-def _encode_masks(v: Any, where: tuple[str, str]) -> list[dict]:
-    """Binary masks ``(n, height, width)`` (nonzero: inside) as COCO compressed RLE, one per mask."""
-    from pycocotools import mask as mask_utils
-
+def _encode_masks(v: Any, where: tuple[str, str]) -> Masks:
+    """Binary masks ``(n, height, width)`` (nonzero: inside) as run-length masks, one row per mask."""
     arr = _tensor_to_numpy(v) if _is_tensor(v) else np.asarray(v)
-    if arr.ndim != 3:
-        raise InputError(where[0], where[1], f"masks must be an array of shape (n, height, width), got {arr.shape}")
-    if arr.shape[0] == 0:
-        return []
-    # pycocotools encodes (height, width, n) in column-major order
-    return mask_utils.encode(np.asfortranarray((arr != 0).transpose(1, 2, 0).astype(np.uint8)))
+    try:
+        return masks_from_binary(arr)
+    except ValueError as e:
+        raise InputError(where[0], where[1], str(e)) from None
 
 
 def with_masks(preds: list, target: list, box_format: str, call: int):
     """Encode each image's masks; give images without boxes their masks' extents as boxes (in ``box_format``).
 
-    Returns copies of the dicts (the user's are not modified), the RLE of every detection and
-    every target in row order, and per target row whether ``area`` was given.
+    Returns copies of the dicts (the user's are not modified), the masks of every detection and
+    every target in row order (:class:`~deteval.rle.Masks`), and per target row whether ``area`` was given.
     """
-    from deteval.io.masks import masks_from_segmentations
-
-    dt_rles: list = []
-    gt_rles: list = []
+    encoded: tuple[list[Masks], list[Masks]] = ([], [])
     area_given: list = []
     out = ([], [])
     for i, (p, t) in enumerate(zip(preds, target)):
-        for kind, d, rles in (("preds", p, dt_rles), ("target", t, gt_rles)):
+        for kind, d in (("preds", p), ("target", t)):
             where = (kind, f"update {call}, {kind}[{i}]")
             if not isinstance(d, Mapping) or "masks" not in d:
                 raise InputError(where[0], where[1], "missing key 'masks' (iou_type 'segm')")
-            enc = _encode_masks(d["masks"], where)
-            n = len(to_numpy_all([d["labels"]])[0]) if "labels" in d else len(enc)
-            if len(enc) != n:
-                raise InputError(where[0], where[1], f"{len(enc)} masks for {n} labels")
+            m = _encode_masks(d["masks"], where)
+            n = len(to_numpy_all([d["labels"]])[0]) if "labels" in d else len(m)
+            if len(m) != n:
+                raise InputError(where[0], where[1], f"{len(m)} masks for {n} labels")
             d = dict(d)
             if "boxes" not in d:
-                m = masks_from_segmentations(enc, np.zeros(n), np.zeros(n), kind, "masks", [{}] * n)
                 d["boxes"] = _from_xywh(m.extents(), box_format)
-            rles.extend(enc)
+            encoded[kind == "target"].append(m)
             out[kind == "target"].append(d)
             if kind == "target":
                 area_given.extend([d.get("area") is not None] * n)
-    return out[0], out[1], dt_rles, gt_rles, np.array(area_given, dtype=bool)
+    dt_masks, gt_masks = (concat_masks(parts) for parts in encoded)
+    return out[0], out[1], dt_masks, gt_masks, np.array(area_given, dtype=bool)
 
 
 def _from_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:

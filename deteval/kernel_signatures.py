@@ -290,6 +290,20 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(float64, 1, 'C', False, aligned=True)",
         )),
+        ('deteval.rle._count_changes', (
+            "Array(uint8, 3, 'C', False, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+        )),
+        ('deteval.rle._runs_from_changes', (
+            "Array(uint8, 3, 'C', False, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(uint32, 1, 'C', False, aligned=True)",
+            "Array(float64, 1, 'C', False, aligned=True)",
+        )),
     ],
     'coco-keypoints': [
         ('deteval.geometry.keypoints._group_terms', (

@@ -118,6 +118,19 @@ class CompressedMasks:
         return CompressedMasks, (m.text, m.text_start, m.text_end, m.offsets, m.height, m.width, m.area)
 
 
+def concat_masks(parts: list[Masks]) -> Masks:
+    """The rows of ``parts``, one after another, as one :class:`Masks`."""
+    if not parts:
+        empty = np.zeros(0, np.int64)
+        return Masks(np.zeros(0, np.uint32), np.zeros(1, np.int64), empty, empty, np.zeros(0))
+    starts = np.cumsum([0] + [int(p.offsets[-1]) for p in parts[:-1]])
+    return Masks(
+        np.concatenate([p.counts for p in parts]),
+        np.concatenate([[0]] + [p.offsets[1:] + s for p, s in zip(parts, starts)]).astype(np.int64),
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in ("height", "width", "area")),
+    )
+
+
 def _take_spans(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``values[start[i]:end[i]]`` for each i, one after another, and their offsets."""
     lengths = end - start
@@ -298,3 +311,122 @@ def _extent_wrapping(counts, o, m, h, w, box):  # pragma: no cover - numba
     box[1] = ys
     box[2] = (xe - xs + 1) & U32
     box[3] = (ye - ys + 1) & U32
+
+
+def masks_from_binary(masks: np.ndarray) -> Masks:
+    """Run-length :class:`Masks` of binary masks ``(n, height, width)`` (nonzero: inside): the runs
+    ``pycocotools.mask.encode`` gives of them, bit for bit.
+
+    The runs go column by column (COCO's order) but are found row by row, where the array is
+    contiguous: a pixel ends a run where it differs from the one above it (or, at the top of a
+    column, from the bottom of the column before), so the array is neither transposed nor written
+    as strings. (pycocotools' string encoder also writes a byte past its buffer when every run takes
+    six characters, which masks of 2**24 pixels a run can reach.)
+
+    Parameters
+    ----------
+    masks : ndarray of shape (n, height, width)
+        Any numeric or bool dtype; ``height * width`` at most ``2**32 - 1`` (runs are 32-bit).
+
+    Raises
+    ------
+    ValueError
+        Not three dimensions, or masks of more than ``2**32 - 1`` pixels.
+    """
+    arr = np.asarray(masks)
+    if arr.ndim != 3:
+        raise ValueError(f"masks must be an array of shape (n, height, width), got {arr.shape}")
+    n, h, w = arr.shape
+    if h * w > U32:
+        raise ValueError(f"masks of {h}x{w} pixels: more than 2**32 - 1, which RLE's 32-bit runs cannot hold")
+    if arr.dtype == np.bool_:
+        arr = arr.view(np.uint8)
+    elif arr.dtype != np.uint8:
+        arr = (arr != 0).view(np.uint8)
+    arr = np.ascontiguousarray(arr)
+    if not arr.flags.writeable:  # one type for the kernels (a read-only array is another to numba)
+        arr = arr.copy()
+    changes_by_column = np.zeros((n, w), np.int64)
+    changes_by_row = np.zeros((n, h), np.int64)
+    changes = _count_changes(arr, changes_by_column, changes_by_row)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(changes + 1, out=offsets[1:])
+    counts = np.empty(offsets[-1], np.uint32)
+    area = np.empty(n, np.float64)
+    _runs_from_changes(arr, changes_by_column, changes_by_row, changes, offsets, counts, area)
+    return Masks(counts, offsets, np.full(n, h, np.int64), np.full(n, w, np.int64), area)
+
+
+@njit(cache=True)
+def _count_changes(m, by_column, by_row):  # pragma: no cover - numba
+    """Pixels that differ from the one before them in column-major order, per column, per row and in all,
+    of each mask (the first pixel is compared with 0)."""
+    n, h, w = m.shape
+    total = np.zeros(n, np.int64)
+    if h == 0 or w == 0:
+        return total
+    for i in range(n):
+        col, row_changes = by_column[i], by_row[i]
+        top, bottom = m[i, 0], m[i, h - 1]
+        c = np.int64(top[0] != 0)
+        col[0] += c
+        for x in range(1, w):
+            d = np.int64(top[x] != bottom[x - 1])
+            col[x] += d
+            c += d
+        row_changes[0] = c
+        t = c
+        for y in range(1, h):
+            a, b = m[i, y], m[i, y - 1]
+            c = 0
+            for x in range(w):  # branch-free, so it vectorises
+                d = np.int64(a[x] != b[x])
+                col[x] += d
+                c += d
+            row_changes[y] = c
+            t += c
+        total[i] = t
+    return total
+
+
+@njit(cache=True)
+def _runs_from_changes(m, by_column, by_row, changes, offsets, counts, area):  # pragma: no cover - numba
+    """Each mask's runs into ``counts[offsets[i]:offsets[i + 1]]`` and its pixels into ``area[i]``: the
+    column-major positions of its changes, placed column by column, then differenced."""
+    n, h, w = m.shape
+    for i in range(n):
+        k = changes[i]
+        at = np.empty(k, np.int64)
+        if k > 0:
+            slot = np.empty(w, np.int64)
+            s = 0
+            for x in range(w):
+                slot[x] = s
+                s += by_column[i, x]
+            top, bottom = m[i, 0], m[i, h - 1]
+            if by_row[i, 0] > 0:
+                if top[0] != 0:
+                    at[slot[0]] = 0
+                    slot[0] += 1
+                for x in range(1, w):
+                    if top[x] != bottom[x - 1]:
+                        at[slot[x]] = x * h
+                        slot[x] += 1
+            for y in range(1, h):
+                if by_row[i, y] == 0:  # most rows of a small object's mask
+                    continue
+                a, b = m[i, y], m[i, y - 1]
+                for x in range(w):
+                    if a[x] != b[x]:
+                        at[slot[x]] = x * h + y
+                        slot[x] += 1
+        o, before, pixels = offsets[i], np.int64(0), np.int64(0)
+        for j in range(k):
+            counts[o + j] = at[j] - before
+            if j % 2 == 1:
+                pixels += at[j] - before
+            before = at[j]
+        counts[o + k] = h * w - before
+        if k % 2 == 1:
+            pixels += h * w - before
+        area[i] = pixels
