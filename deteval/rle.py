@@ -337,7 +337,7 @@ def masks_from_binary(masks: np.ndarray) -> Masks:
     if arr.ndim != 3:
         raise ValueError(f"masks must be an array of shape (n, height, width), got {arr.shape}")
     n, h, w = arr.shape
-    if h * w > U32:
+    if n and h * w > U32:
         raise ValueError(f"masks of {h}x{w} pixels: more than 2**32 - 1, which RLE's 32-bit runs cannot hold")
     if arr.dtype == np.bool_:
         arr = arr.view(np.uint8)
@@ -379,7 +379,7 @@ def _count_changes(m, by_column, by_row):  # pragma: no cover - numba
         for y in range(1, h):
             a, b = m[i, y], m[i, y - 1]
             c = 0
-            for x in range(w):  # branch-free, so it vectorises
+            for x in range(w):  # branch-free: it vectorises where compiled for the host CPU (numba's JIT)
                 d = np.int64(a[x] != b[x])
                 col[x] += d
                 c += d

@@ -102,6 +102,7 @@ def test_refused():
     huge = np.broadcast_to(np.zeros((1, 1, 1), bool), (1, 65536, 65536))  # no memory behind it
     with pytest.raises(ValueError, match="2\\*\\*32 - 1"):
         masks_from_binary(huge)
+    assert len(masks_from_binary(huge[:0])) == 0  # no masks: nothing to hold
     ev = Evaluator(iou_type="segm")
     with pytest.raises(InputError, match=r"update 1, preds\[0\].*2\*\*32 - 1"):
         ev.update([{"masks": huge, "scores": np.ones(1), "labels": np.ones(1, int)}],
