@@ -1,9 +1,9 @@
 """deteval.lrp.optimal_lrp against vernier 0.5.4's optimal_lrp: the shared pairs and generated datasets.
 
 Every figure, per class and mean, and every class's score threshold ``s*`` equal to the bit: both
-take pycocotools' IoUs, sum ``1 - IoU`` in score order and evaluate LRP with the same association
-(``test_exact_tie_falls_as_in_vernier`` shows why the last matters).
-"""
+have pycocotools' IoUs (vernier computes its own, equal to the bit), sum ``1 - IoU`` in score order
+and evaluate LRP with the same association (``test_exact_tie_falls_as_in_vernier`` shows why the
+last matters)."""
 
 from __future__ import annotations
 
