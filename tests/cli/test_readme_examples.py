@@ -1,6 +1,8 @@
-"""README.md's examples run: every ``deteval ...`` line of its bash blocks goes through the CLI, and
-its Python blocks are executed (the ones that need nothing beyond deteval and the example files) or
-at least compiled (the ones that need a model, a data loader or a Dask cluster).
+"""The examples of README.md and docs/*.md run: every ``deteval ...`` line of their bash blocks goes
+through the CLI, and their Python blocks are executed (the ones that need nothing beyond deteval, numpy,
+the standard library and the example files) or at least compiled (the illustrative ones: they need a
+model, a data loader, torch, pycocotools' import or a Dask cluster). Blocks of other languages (json,
+toml, text) are not run.
 
 The example file names are stood in for by the bundled data through ``INPUTS``; a new example that
 names a file the table cannot provide fails here until the table provides it.
@@ -14,6 +16,7 @@ import gzip
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,8 @@ from deteval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+# the documents whose examples run: README first, then every page of docs/
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLE = ROOT / "deteval" / "sample_data"
 VOC = DATA_DIR / "voc100_native"
 
@@ -60,16 +65,29 @@ INPUTS: dict[str, Path | None] = {
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
 # names a Python block may use without defining them: the example's inputs, bound by the test
 PYTHON_NAMES = {"preds": "results.json", "gt": "instances_val2017.json"}
+# what a runnable Python block may import besides deteval: its dependency numpy and the standard library
+RUNNABLE_IMPORTS = {"deteval", "numpy", *sys.stdlib_module_names}
 
 _PATH_LIKE = re.compile(r"(/|\.[A-Za-z]\w*)$")
 
 
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+def _blocks(language: str, documents: list[Path] = DOCUMENTS) -> list[str]:
+    """The fenced blocks of ``language`` in ``documents``, in document order."""
+    pattern = rf"^```{language}\n(.*?)^```"
+    return [block for doc in documents for block in re.findall(pattern, doc.read_text(encoding="utf-8"), re.M | re.S)]
 
 
-def _commands() -> list[str]:
-    lines = (line.strip() for block in _blocks("bash") for line in block.splitlines())
+def _named_blocks(language: str) -> list[tuple[str, str]]:
+    """(``"FILE python block N"``, code) for every block of ``language``: the test ids."""
+    named = []
+    for doc in DOCUMENTS:
+        for i, block in enumerate(_blocks(language, [doc])):
+            named.append((f"{doc.relative_to(ROOT)} {language} block {i}", block))
+    return named
+
+
+def _commands(documents: list[Path] = DOCUMENTS) -> list[str]:
+    lines = (line.strip() for block in _blocks("bash", documents) for line in block.splitlines())
     return [line for line in lines if line.startswith("deteval ")]
 
 
@@ -97,15 +115,23 @@ def _unprovided(argv: list[str]) -> list[str]:
 
 
 def test_readme_has_examples():
-    assert len(_commands()) >= 7
-    assert len(_blocks("python")) >= 3
+    assert len(_commands([README])) >= 7
+    assert len(_blocks("python", [README])) >= 2
 
 
-@pytest.mark.parametrize("command", _commands())
+def test_docs_have_examples():
+    """The docs pages are read too: the test would otherwise pass on a glob that found nothing."""
+    pages = {doc.name for doc in DOCUMENTS[1:]}
+    assert {"protocols.md", "cli.md", "python-api.md", "statistics.md"} <= pages
+    assert len(_commands(DOCUMENTS[1:])) >= 10
+    assert sum(_runnable(code) for code in _blocks("python", DOCUMENTS[1:])) >= 3
+
+
+@pytest.mark.parametrize("command", sorted(set(_commands())))
 def test_readme_command_runs(command, tmp_path, monkeypatch, capsys):
     argv = shlex.split(command)[1:]
     missing = _unprovided(argv)
-    assert not missing, f"README example names files the test's INPUTS table does not provide: {missing}"
+    assert not missing, f"a documented example names files the test's INPUTS table does not provide: {missing}"
     _prepare(tmp_path)
     monkeypatch.chdir(tmp_path)
     status = main(argv)
@@ -123,29 +149,29 @@ def _free_names(tree: ast.Module) -> set[str]:
     return read - bound - set(dir(builtins))
 
 
-def _imports_only_deteval(tree: ast.Module) -> bool:
+def _imports_runnable(tree: ast.Module) -> bool:
     modules = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     modules += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    return all(module.split(".")[0] == "deteval" for module in modules)
+    return all(module.split(".")[0] in RUNNABLE_IMPORTS for module in modules)
 
 
 def _runnable(code: str) -> bool:
     tree = ast.parse(code)
-    return _imports_only_deteval(tree) and _free_names(tree) <= set(PYTHON_NAMES)
+    return _imports_runnable(tree) and _free_names(tree) <= set(PYTHON_NAMES)
 
 
-@pytest.mark.parametrize("index", range(len(_blocks("python"))))
-def test_readme_python_block(index, tmp_path, monkeypatch):
-    """Every block compiles; one that needs nothing but deteval and the example files also runs."""
-    code = _blocks("python")[index]
-    compiled = compile(code, f"README.md python block {index}", "exec")
+@pytest.mark.parametrize("name, code", _named_blocks("python"), ids=[name for name, _ in _named_blocks("python")])
+def test_readme_python_block(name, code, tmp_path, monkeypatch):
+    """Every block compiles; one that needs nothing but deteval, numpy, the standard library and the
+    example files also runs."""
+    compiled = compile(code, name, "exec")
     if not _runnable(code):
-        return  # needs a model, a data loader, torch or a Dask cluster: compiled only
+        return  # illustrative: needs a model, a data loader, torch, pycocotools or a Dask cluster; compiled only
     _prepare(tmp_path)
     monkeypatch.chdir(tmp_path)
     exec(compiled, {"__name__": "readme_example", **PYTHON_NAMES})
 
 
 def test_the_python_example_runs():
-    """The first Python block (evaluate, its options, a preset, VOC) is one the test executes."""
-    assert _runnable(_blocks("python")[0])
+    """README's first Python block (evaluate, its options, a preset, VOC) is one the test executes."""
+    assert _runnable(_blocks("python", [README])[0])
