@@ -1,6 +1,6 @@
 """AP integrators: one ranked list of outcomes + the positive count -> one number.
 
-Every protocol reduces its matches with one of these four rules (PROTOCOLS.md §0),
+Every protocol reduces its matches with one of these four rules (docs/protocols.md, "AP integrators"),
 so "AP" is always a named choice:
 
 ``coco101``

@@ -17,7 +17,7 @@ non-relevant, so ``precision_at_k`` always divides by ``k`` and ``r_precision`` 
 
 AP over the full ranking reuses :func:`deteval.integrators.average_precision` with the
 ``"non_interpolated"`` integrator (``sum_k P(k) * (R(k) - R(k-1))``); AP@K is the same
-sum over the top ``k`` ranks with a selectable denominator (PROTOCOLS.md section 6).
+sum over the top ``k`` ranks with a selectable denominator (docs/protocols.md, "Ranking metrics").
 """
 
 from __future__ import annotations
@@ -311,7 +311,7 @@ def average_precision_at_k(
     ``"hits@k"``
         The number of relevant items in the top ``k``: the mean of the precisions at
         the relevant ranks retrieved (used by some papers and libraries; see
-        PROTOCOLS.md section 6). It ignores relevant items that were not retrieved,
+        docs/protocols.md, "Ranking metrics"). It ignores relevant items that were not retrieved,
         so it is 1 whenever the first rank is the only relevant one in the top ``k``.
         It is 0 when the top ``k`` holds no relevant item (and ``R > 0``).
 

@@ -1,4 +1,4 @@
-"""An independent VOC oracle: py-faster-rcnn's ``voc_eval.py`` rules (PROTOCOLS.md §1.2-1.3), written
+"""An independent VOC oracle: py-faster-rcnn's ``voc_eval.py`` rules (docs/protocols.md, "VOC matching"), written
 plainly over Python lists, for the tests that need VOC numbers on generated or resampled data.
 
 The rules, per class: the positives are its non-difficult ground truth; detections are sorted by

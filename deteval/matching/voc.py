@@ -1,6 +1,6 @@
 """PASCAL VOC matching: each detection against its argmax-IoU ground truth, no fallback.
 
-Rules (PROTOCOLS.md §1.2-1.3), applied per (image, class) group with the
+Rules (docs/protocols.md, "VOC matching"), applied per (image, class) group with the
 detections in descending score order (ties in input order), which is VOC's
 global order restricted to one image:
 

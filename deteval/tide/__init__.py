@@ -15,8 +15,8 @@ the same way); result masks are the results' RLEs (tidecv passes polygon results
 unconverted, which is not a mask comparison: deteval converts them, as pycocotools' ``loadRes``).
 Boxes are not read in this mode.
 
-What tidecv does (read from its source; ``PROTOCOLS.md`` §5.3)
----------------------------------------------------------------
+What tidecv does (read from its source; docs/protocols.md, "TIDE's rules")
+----------------------------------------------------------------------------
 * **One IoU threshold.** Matching, errors and AP are at ``iou_thr`` (tidecv's ``pos_threshold``,
   0.5): its "bbox AP @ 50".
   ``evaluate_range`` only adds the AP at each of ``.50:.05:.95`` (``ap_thresholds=``); the errors

@@ -158,7 +158,7 @@ def test_validation():
 
 
 # --------------------------------------------------------------------------------------
-# scikit-learn parity (PROTOCOLS.md §6): AP_noninterp(group ties) = AP_sklearn * TP_total / npos
+# scikit-learn parity (docs/protocols.md, "AP integrators"): AP_noninterp(group ties) = AP_sklearn * TP_total / npos
 
 
 rankings = st.lists(

@@ -164,7 +164,7 @@ def test_classes_are_matched_separately_and_classes_without_positives_are_exclud
 
 
 # --------------------------------------------------------------------------------------
-# the kernel against a direct transcription of the rules (PROTOCOLS.md §1.2), on random scenes
+# the kernel against a direct transcription of the rules (docs/protocols.md, "VOC matching"), on random scenes
 
 
 def _rules(gt_rows, dt_rows, thr, ge, plus_one):
