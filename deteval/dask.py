@@ -23,19 +23,28 @@ from typing import Any
 
 import numpy as np
 
+from deteval import protocols
 from deteval.errors import InputError
-from deteval.evaluator_state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
-from deteval.protocols.coco import CocoParams, make_params, match
+from deteval.evaluator_state import (
+    EvaluatorState,
+    merge_states,
+    protocol_of,
+    result_from_state,
+    state_config,
+    state_from_matches,
+)
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, images_between
 
 __all__ = ["evaluate", "evaluate_shards"]
 
 
-def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> CocoParams:
-    if protocol != "coco":
-        raise InputError("protocol", None, f"deteval.dask supports the coco protocol, not {protocol!r}")
-    return make_params(iou_type, compat=compat, **options)
+def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> Any:
+    """The protocol's parameters, as :func:`deteval.evaluate` builds them; an error where it has no streaming."""
+    proto = protocols.get(protocol)
+    if proto.streaming().federated:  # the frequencies would have to travel with the states
+        raise InputError("protocol", None, f"deteval.dask does not evaluate federated protocols such as {protocol!r}")
+    return proto.params(iou_type, compat, None, False, **options)
 
 
 def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detections, GroundTruth]:
@@ -43,26 +52,26 @@ def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detect
     return images_between(dets, gt, lo, hi)
 
 
-def _match_part(part: tuple[Detections, GroundTruth], params: CocoParams, config: tuple) -> EvaluatorState:
+def _match_part(part: tuple[Detections, GroundTruth], params: Any, config: tuple) -> EvaluatorState:
     dets, gt = part
-    return state_from_matches(match(dets, gt, params), gt.images.ids, gt.categories.ids, config, "given")
+    # a loaded ground truth carries what a batch's extra would (the protocol reads it from the container)
+    matched = protocols.get(protocol_of(config)).stream_match(dets, gt, params, {})
+    return state_from_matches(matched, gt.images.ids, gt.categories.ids, config, "given")
 
 
-def _load_match_shard(shard: tuple[Any, Any], params: CocoParams, config: tuple) -> tuple[EvaluatorState, dict]:
-    from deteval.io.coco import load_coco_pair
-
+def _load_match_shard(shard: tuple[Any, Any], params: Any, config: tuple) -> tuple[EvaluatorState, dict]:
     preds, gt = shard
-    dets, gt_loaded = load_coco_pair(preds, gt, iou_type=params.iou_type)
+    dets, gt_loaded = protocols.get(protocol_of(config)).load(preds, gt, params)
     cats = gt_loaded.categories
     names = {cats.id_of(i): cats.name_of(i) for i in range(len(cats))}
     return _match_part((dets, gt_loaded), params, config), names
 
 
-def _reduce(states: list[EvaluatorState], params: CocoParams, categories: IdTable | None) -> EvalResult:
+def _reduce(states: list[EvaluatorState], params: Any, categories: IdTable | None) -> EvalResult:
     return result_from_state(merge_states(states), params, categories)
 
 
-def _reduce_shards(results: list[tuple[EvaluatorState, dict]], params: CocoParams, table: IdTable | None) -> EvalResult:
+def _reduce_shards(results: list[tuple[EvaluatorState, dict]], params: Any, table: IdTable | None) -> EvalResult:
     if table is None:  # the union of the shards' categories, with their names
         names: dict = {}
         for _, n in results:
@@ -120,13 +129,11 @@ def evaluate(
     """
     import dask  # noqa: F401 - fail early, with ImportError naming the extra, when Dask is missing
 
-    from deteval.io.coco import load_coco_pair
-
     params = _params(protocol, iou_type, compat, options)
     if iou_type != "bbox":
         rule = f"cuts loaded data into parts for 'bbox' only; for {iou_type!r}, give shards to evaluate_shards()"
         raise InputError("iou_type", None, rule)
-    dets, gt_loaded = load_coco_pair(preds, gt)
+    dets, gt_loaded = protocols.get(protocol).load(preds, gt, params)
     n_img = len(gt_loaded.images)
     if npartitions is None:
         c = _client(client)
@@ -139,7 +146,7 @@ def evaluate(
         raise InputError("npartitions", None, f"npartitions must be at least 1, got {npartitions}")
     bounds = np.linspace(0, n_img, min(int(npartitions), max(n_img, 1)) + 1).round().astype(np.int64)
     parts = [_subset(dets, gt_loaded, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    config = state_config(params, None)
+    config = state_config(params, None, protocol)
     categories = gt_loaded.categories
     return _run_parts(parts, params, config, categories, client)
 
@@ -189,7 +196,7 @@ def evaluate_shards(
     shards = [tuple(s) for s in shards]
     if not shards or any(len(s) != 2 for s in shards):
         raise InputError("shards", None, "expected a non-empty list of (preds, gt) pairs")
-    config = state_config(params, None)
+    config = state_config(params, None, protocol)
     table = category_table(categories)
     c = _client(client)
     if c is not None:
