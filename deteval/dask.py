@@ -5,9 +5,15 @@ Two entry points, both giving the arrays of :func:`deteval.evaluate`, bit for bi
 - :func:`evaluate` takes what ``evaluate()`` takes (paths, JSON objects, containers), loads
   it once here, cuts the images (in id order) into ``npartitions`` parts and matches each
   part on a worker.
-- :func:`evaluate_shards` takes a list of ``(preds, gt)`` pairs, each a COCO pair over its
+- :func:`evaluate_shards` takes a list of ``(preds, gt)`` pairs, each a pair of files (or objects) over its
   own images (paths, say, one per shard of a dataset too large for one machine): each shard
   is loaded *and* matched on a worker, and only its matches travel.
+
+Any protocol with streaming evaluation (:meth:`deteval.protocols.base.Protocol.streaming`) but a
+federated one (LVIS) runs here: its ``stream_match`` matches each part and its ``stream_result``
+reduces the merged states; others are refused with one error naming the protocol. VOC-family
+protocols rank score ties image by image (ascending ids), each image's rows in file order: the result
+of ``evaluate()`` when the detections are listed so (see :class:`deteval.evaluator.Evaluator`).
 
 Each worker returns an :class:`~deteval.evaluator_state.EvaluatorState` (about 64 bytes per kept
 detection with COCO's defaults); one task merges them and ranks and reduces. A
@@ -119,7 +125,7 @@ def evaluate(
     Parameters
     ----------
     preds, gt, protocol, iou_type, compat, **options
-        As for :func:`deteval.evaluate` (the coco protocol).
+        As for :func:`deteval.evaluate` (a protocol with streaming evaluation, not a federated one).
     npartitions : int, optional
         Parts of the image list (in id order, about equal in images). Default: the number
         of workers of the client in use, or 2 per CPU of this machine without one.
@@ -178,8 +184,8 @@ def evaluate_shards(
     Parameters
     ----------
     shards : sequence of (preds, gt)
-        One COCO pair per shard, as :func:`deteval.evaluate` takes them (any ``iou_type``
-        the coco protocol has: bbox, segm, keypoints); paths keep the
+        One pair per shard, as :func:`deteval.evaluate` takes them for ``protocol`` (any ``iou_type``
+        it has, e.g. coco's bbox, segm, keypoints); paths keep the
         data off this process. Every image must belong to one shard only (an image id in
         two shards is an error). The categories evaluated are the union of the shards'
         ground-truth ``categories`` lists (the same list in every shard, usually).

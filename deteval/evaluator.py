@@ -1,15 +1,17 @@
 """Streaming evaluation for training loops: ``Evaluator.update()`` per batch, ``compute()`` once.
 
-Matching happens in :meth:`Evaluator.update`, batch by batch, with the protocol's own
-``match()``; what is kept is flat arrays (:class:`EvaluatorState`), one row per detection
-that survives the max-dets cut. :meth:`Evaluator.compute` only ranks and reduces, with the
-protocol's own ``result_from_matches()``, after mapping the user's image ids to one id-sorted
-order: the numbers are those of :func:`deteval.evaluate` on the same boxes, bit for bit,
-whatever the batch order, the batch sizes, the number of processes or of machines.
+Streaming is a capability of the protocol, found through the registry
+(:func:`deteval.protocols.get`): its :class:`~deteval.protocols.base.StreamSpec` says what a batch
+carries, ``stream_match()`` matches a batch in :meth:`Evaluator.update` (the protocol's own
+``match()``) and what is kept is flat arrays (:class:`EvaluatorState`), one row per detection kept.
+:meth:`Evaluator.compute` only ranks and reduces, with the protocol's ``stream_result()``, after
+mapping the user's image ids to one id-sorted order: the numbers are those of
+:func:`deteval.evaluate` on the same boxes, bit for bit, whatever the batch order, the batch sizes,
+the number of processes or of machines. A protocol without streaming refuses with one error.
 
-States merge by concatenation (:func:`merge_states`, :meth:`Evaluator.merge`): accumulation
-sorts rows by (category, image, rank), a key unique per row, so the order in which shards
-arrive never changes a result. :mod:`deteval.distributed` gathers them over
+States merge by concatenation (:func:`merge_states`, :meth:`Evaluator.merge`): the result ranks rows
+by a key unique per row (COCO: category, image, rank; VOC: image, row in the image), so the order in
+which shards arrive never changes a result. :mod:`deteval.distributed` gathers them over
 ``torch.distributed``; :mod:`deteval.dask` shards a dataset over Dask workers.
 
 This module holds the Evaluator class; the state and its merging live in
@@ -107,7 +109,23 @@ class Evaluator:
 
     Parameters
     ----------
-    protocol : "coco" or "lvis"
+    protocol : "coco" (default), "lvis", "voc07", "voc10", "dota" or "crowdpose"
+        Any registered protocol with streaming evaluation; others are an error naming the protocol.
+
+        ``"voc07"``, ``"voc10"``: PASCAL VOC's AP; a target may add ``difficult`` (m,) besides ``iscrowd`` and
+        ``ignore`` (all three are VOC's difficult). Boxes "xyxy" (default) and "xywh" are read as given (the
+        numbers of ``evaluate()`` on containers of the same boxes), "cxcywh" becomes xywh. Score ties
+        (``ties="item"``) rank as in a dataset listing its detections image by image, images ascending by
+        id, each image's rows in the order given: ``evaluate()`` on such a dataset gives the same result.
+        Their options (``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``, ``ties``, ``grid``) are
+        keywords (``**options``). ``"dota"``: the same, on quadrilaterals, ``box_format`` "poly" (n, 8); a
+        self-intersecting one is an error (the DOTA reader warns).
+
+        ``"crowdpose"``: keypoints as xtcocotools evaluates them (``iou_type="keypoints"``); predictions carry
+        ``keypoints`` (n, 3K) or (n, K, 3) (their box and area: the keypoints' extent, as ``loadRes`` reads
+        keypoint results without ``bbox``), targets ``boxes``, ``keypoints``, optional ``num_keypoints`` (default
+        the keypoints with visibility > 0) and ``iscrowd``, and the image's ``crowd_index`` (a number).
+
         ``"lvis"``: LVIS's federated evaluation, the numbers of ``deteval.evaluate(..., protocol="lvis")``
         (lvis-api 0.5.3). It needs each category's frequency: ``categories`` as the LVIS file's category
         records (``[{"id": 1, "frequency": "r", "name": ...}, ...]``; ``name`` optional), or ids / an
@@ -119,12 +137,13 @@ class Evaluator:
         ``max_dets`` does). The other COCO options below (``iou_thrs``, ``rec_thrs``, ``area_ranges``,
         ``use_cats``, ``compat``) do not apply; Fixed AP (a cut per category over the dataset) is not
         offered here.
-    iou_type : "bbox", "segm" or "obb"
+    iou_type : "bbox", "segm", "obb" or "keypoints" (what the protocol streams)
         ``"obb"``: oriented boxes, hotcoco's ``obb`` IoU type (``deteval.evaluate(..., iou_type="obb")``), for
         rotated detectors (mmrotate); ``boxes`` as ``box_format`` "xywha" or "poly" below. Coco protocol only.
     box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"; with iou_type "obb", "xywha" (default) or
         "poly"
-        How ``boxes`` are given. COCO computes IoU on xywh: xyxy becomes xywh by one
+        How ``boxes`` are given (the protocol lists its formats; the first is the default). COCO computes
+        IoU on xywh: xyxy becomes xywh by one
         subtraction (``w = x2 - x1``), cxcywh by ``x = cx - w/2``; either may differ in the
         last bit from an xywh box stored in a JSON file. Give xywh to reproduce a COCO file's
         numbers exactly.
@@ -165,6 +184,9 @@ class Evaluator:
     frequencies : mapping id -> "r", "c" or "f", optional
         The lvis protocol's category frequencies (rare, common, frequent), when ``categories`` is
         not given as LVIS records; alone, its keys are the categories.
+    **options
+        The protocol's other options (VOC's ``integrator``, ``plus_one`` ...), as :func:`deteval.evaluate`
+        takes them; an option the protocol does not have is an error.
     num_threads : int or None, default 1
         Threads for the matching kernels in :meth:`update` (:func:`deteval.jit.using_threads`).
         One is fastest for a batch: handing work to threads costs more than a batch's matching,

@@ -174,7 +174,7 @@ def state_config(
 
 def protocol_of(config: tuple) -> str:
     """The protocol's name in a state's config."""
-    return dict(config)["protocol"]
+    return config[0][1]  # state_config puts it first
 
 
 def state_from_matches(

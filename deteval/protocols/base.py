@@ -225,7 +225,8 @@ class Protocol(ABC):
 
     def stream_config(self, params: Any) -> tuple:
         """``(name, value)`` pairs that states must share to merge (with the protocol's name and the categories)."""
-        return tuple((k, repr(v)) for k, v in params.to_dict().items())
+        values = {"iou_type": params.iou_type, **params.to_dict()}
+        return tuple((k, repr(v)) for k, v in values.items() if k != "protocol")
 
     def stream_shape(self, params: Any) -> tuple[int, int, int, int]:
         """The widths of a :class:`StreamPart`: area ranges A, thresholds T, count columns C, image values F."""

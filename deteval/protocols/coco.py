@@ -385,19 +385,22 @@ def stream_part(m: CocoMatches, n_cat: int) -> StreamPart:
 
 
 def stream_matches(rows: StreamRows, use_cats: bool = True) -> CocoMatches:
-    """The :class:`CocoMatches` of merged streaming rows (categories pooled into one unless ``use_cats``)."""
+    """The :class:`CocoMatches` of merged streaming rows (categories pooled into one unless ``use_cats``), rows
+    in :func:`match`'s order over the whole dataset: by category, image and rank (what accumulation reads does
+    not depend on it; the outcomes the analyses read are then those of evaluate())."""
     if use_cats:
         det_cat, npig, ndet = rows.det_category, rows.npig, rows.ndet
     else:
         det_cat = np.zeros(len(rows.det_score), np.int32)
         npig = rows.npig.sum(axis=0, keepdims=True).astype(np.int64).reshape(1, rows.npig.shape[1])
         ndet = np.array([rows.ndet.sum()], np.int64)
+    order = np.lexsort((rows.det_rank, rows.det_image, det_cat))
     return CocoMatches(
-        det_category=np.asarray(det_cat, np.int32),
-        det_image=rows.det_image,
-        det_rank=rows.det_rank,
-        det_score=rows.det_score,
-        state=rows.det_state,
+        det_category=np.asarray(det_cat, np.int32)[order],
+        det_image=rows.det_image[order],
+        det_rank=rows.det_rank[order],
+        det_score=rows.det_score[order],
+        state=rows.det_state[order],
         npig=npig,
         ndet=ndet,
     )
