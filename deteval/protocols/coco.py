@@ -394,7 +394,7 @@ def stream_matches(rows: StreamRows, use_cats: bool = True) -> CocoMatches:
         det_cat = np.zeros(len(rows.det_score), np.int32)
         npig = rows.npig.sum(axis=0, keepdims=True).astype(np.int64).reshape(1, rows.npig.shape[1])
         ndet = np.array([rows.ndet.sum()], np.int64)
-    order = np.lexsort((rows.det_rank, rows.det_image, det_cat))
+    order = _row_order(det_cat, rows.det_image, rows.det_rank)
     return CocoMatches(
         det_category=np.asarray(det_cat, np.int32)[order],
         det_image=rows.det_image[order],
@@ -404,6 +404,17 @@ def stream_matches(rows: StreamRows, use_cats: bool = True) -> CocoMatches:
         npig=npig,
         ndet=ndet,
     )
+
+
+def _row_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The rows sorted by (category, image, rank): one stable sort of a combined key where it fits int64."""
+    if not len(rank):
+        return np.zeros(0, np.int64)
+    n_img, n_rank = int(image.max()) + 1, int(rank.max()) + 1
+    if (int(category.max()) + 1) * n_img * n_rank < 2**62:
+        key = (category.astype(np.int64) * n_img + image) * n_rank + rank
+        return np.argsort(key, kind="stable")
+    return np.lexsort((rank, image, category))
 
 
 COCO = CocoProtocol()
