@@ -5,9 +5,15 @@ Two entry points, both giving the arrays of :func:`deteval.evaluate`, bit for bi
 - :func:`evaluate` takes what ``evaluate()`` takes (paths, JSON objects, containers), loads
   it once here, cuts the images (in id order) into ``npartitions`` parts and matches each
   part on a worker.
-- :func:`evaluate_shards` takes a list of ``(preds, gt)`` pairs, each a COCO pair over its
+- :func:`evaluate_shards` takes a list of ``(preds, gt)`` pairs, each a pair of files (or objects) over its
   own images (paths, say, one per shard of a dataset too large for one machine): each shard
   is loaded *and* matched on a worker, and only its matches travel.
+
+Any protocol with streaming evaluation (:meth:`deteval.protocols.base.Protocol.streaming`) but a
+federated one (LVIS) runs here: its ``stream_match`` matches each part and its ``stream_result``
+reduces the merged states; others are refused with one error naming the protocol. VOC-family
+protocols rank score ties image by image (ascending ids), each image's rows in file order: the result
+of ``evaluate()`` when the detections are listed so (see :class:`deteval.evaluator.Evaluator`).
 
 Each worker returns an :class:`~deteval.evaluator_state.EvaluatorState` (about 64 bytes per kept
 detection with COCO's defaults); one task merges them and ranks and reduces. A
@@ -23,19 +29,28 @@ from typing import Any
 
 import numpy as np
 
+from deteval import protocols
 from deteval.errors import InputError
-from deteval.evaluator_state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
-from deteval.protocols.coco import CocoParams, make_params, match
+from deteval.evaluator_state import (
+    EvaluatorState,
+    merge_states,
+    protocol_of,
+    result_from_state,
+    state_config,
+    state_from_matches,
+)
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, images_between
 
 __all__ = ["evaluate", "evaluate_shards"]
 
 
-def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> CocoParams:
-    if protocol != "coco":
-        raise InputError("protocol", None, f"deteval.dask supports the coco protocol, not {protocol!r}")
-    return make_params(iou_type, compat=compat, **options)
+def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> Any:
+    """The protocol's parameters, as :func:`deteval.evaluate` builds them; an error where it has no streaming."""
+    proto = protocols.get(protocol)
+    if proto.streaming().federated:  # the frequencies would have to travel with the states
+        raise InputError("protocol", None, f"deteval.dask does not evaluate federated protocols such as {protocol!r}")
+    return proto.params(iou_type, compat, None, False, **options)
 
 
 def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detections, GroundTruth]:
@@ -43,26 +58,26 @@ def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detect
     return images_between(dets, gt, lo, hi)
 
 
-def _match_part(part: tuple[Detections, GroundTruth], params: CocoParams, config: tuple) -> EvaluatorState:
+def _match_part(part: tuple[Detections, GroundTruth], params: Any, config: tuple) -> EvaluatorState:
     dets, gt = part
-    return state_from_matches(match(dets, gt, params), gt.images.ids, gt.categories.ids, config, "given")
+    # a loaded ground truth carries what a batch's extra would (the protocol reads it from the container)
+    matched = protocols.get(protocol_of(config)).stream_match(dets, gt, params, {})
+    return state_from_matches(matched, gt.images.ids, gt.categories.ids, config, "given")
 
 
-def _load_match_shard(shard: tuple[Any, Any], params: CocoParams, config: tuple) -> tuple[EvaluatorState, dict]:
-    from deteval.io.coco import load_coco_pair
-
+def _load_match_shard(shard: tuple[Any, Any], params: Any, config: tuple) -> tuple[EvaluatorState, dict]:
     preds, gt = shard
-    dets, gt_loaded = load_coco_pair(preds, gt, iou_type=params.iou_type)
+    dets, gt_loaded = protocols.get(protocol_of(config)).load(preds, gt, params)
     cats = gt_loaded.categories
     names = {cats.id_of(i): cats.name_of(i) for i in range(len(cats))}
     return _match_part((dets, gt_loaded), params, config), names
 
 
-def _reduce(states: list[EvaluatorState], params: CocoParams, categories: IdTable | None) -> EvalResult:
+def _reduce(states: list[EvaluatorState], params: Any, categories: IdTable | None) -> EvalResult:
     return result_from_state(merge_states(states), params, categories)
 
 
-def _reduce_shards(results: list[tuple[EvaluatorState, dict]], params: CocoParams, table: IdTable | None) -> EvalResult:
+def _reduce_shards(results: list[tuple[EvaluatorState, dict]], params: Any, table: IdTable | None) -> EvalResult:
     if table is None:  # the union of the shards' categories, with their names
         names: dict = {}
         for _, n in results:
@@ -110,7 +125,7 @@ def evaluate(
     Parameters
     ----------
     preds, gt, protocol, iou_type, compat, **options
-        As for :func:`deteval.evaluate` (the coco protocol).
+        As for :func:`deteval.evaluate` (a protocol with streaming evaluation, not a federated one).
     npartitions : int, optional
         Parts of the image list (in id order, about equal in images). Default: the number
         of workers of the client in use, or 2 per CPU of this machine without one.
@@ -120,13 +135,11 @@ def evaluate(
     """
     import dask  # noqa: F401 - fail early, with ImportError naming the extra, when Dask is missing
 
-    from deteval.io.coco import load_coco_pair
-
     params = _params(protocol, iou_type, compat, options)
     if iou_type != "bbox":
         rule = f"cuts loaded data into parts for 'bbox' only; for {iou_type!r}, give shards to evaluate_shards()"
         raise InputError("iou_type", None, rule)
-    dets, gt_loaded = load_coco_pair(preds, gt)
+    dets, gt_loaded = protocols.get(protocol).load(preds, gt, params)
     n_img = len(gt_loaded.images)
     if npartitions is None:
         c = _client(client)
@@ -139,7 +152,7 @@ def evaluate(
         raise InputError("npartitions", None, f"npartitions must be at least 1, got {npartitions}")
     bounds = np.linspace(0, n_img, min(int(npartitions), max(n_img, 1)) + 1).round().astype(np.int64)
     parts = [_subset(dets, gt_loaded, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    config = state_config(params, None)
+    config = state_config(params, None, protocol)
     categories = gt_loaded.categories
     return _run_parts(parts, params, config, categories, client)
 
@@ -171,8 +184,8 @@ def evaluate_shards(
     Parameters
     ----------
     shards : sequence of (preds, gt)
-        One COCO pair per shard, as :func:`deteval.evaluate` takes them (any ``iou_type``
-        the coco protocol has: bbox, segm, keypoints); paths keep the
+        One pair per shard, as :func:`deteval.evaluate` takes them for ``protocol`` (any ``iou_type``
+        it has, e.g. coco's bbox, segm, keypoints); paths keep the
         data off this process. Every image must belong to one shard only (an image id in
         two shards is an error). The categories evaluated are the union of the shards'
         ground-truth ``categories`` lists (the same list in every shard, usually).
@@ -189,7 +202,7 @@ def evaluate_shards(
     shards = [tuple(s) for s in shards]
     if not shards or any(len(s) != 2 for s in shards):
         raise InputError("shards", None, "expected a non-empty list of (preds, gt) pairs")
-    config = state_config(params, None)
+    config = state_config(params, None, protocol)
     table = category_table(categories)
     c = _client(client)
     if c is not None:

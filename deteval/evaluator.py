@@ -1,15 +1,17 @@
 """Streaming evaluation for training loops: ``Evaluator.update()`` per batch, ``compute()`` once.
 
-Matching happens in :meth:`Evaluator.update`, batch by batch, with the protocol's own
-``match()``; what is kept is flat arrays (:class:`EvaluatorState`), one row per detection
-that survives the max-dets cut. :meth:`Evaluator.compute` only ranks and reduces, with the
-protocol's own ``result_from_matches()``, after mapping the user's image ids to one id-sorted
-order: the numbers are those of :func:`deteval.evaluate` on the same boxes, bit for bit,
-whatever the batch order, the batch sizes, the number of processes or of machines.
+Streaming is a capability of the protocol, found through the registry
+(:func:`deteval.protocols.get`): its :class:`~deteval.protocols.base.StreamSpec` says what a batch
+carries, ``stream_match()`` matches a batch in :meth:`Evaluator.update` (the protocol's own
+``match()``) and what is kept is flat arrays (:class:`EvaluatorState`), one row per detection kept.
+:meth:`Evaluator.compute` only ranks and reduces, with the protocol's ``stream_result()``, after
+mapping the user's image ids to one id-sorted order: the numbers are those of
+:func:`deteval.evaluate` on the same boxes, bit for bit, whatever the batch order, the batch sizes,
+the number of processes or of machines. A protocol without streaming refuses with one error.
 
-States merge by concatenation (:func:`merge_states`, :meth:`Evaluator.merge`): accumulation
-sorts rows by (category, image, rank), a key unique per row, so the order in which shards
-arrive never changes a result. :mod:`deteval.distributed` gathers them over
+States merge by concatenation (:func:`merge_states`, :meth:`Evaluator.merge`): the result ranks rows
+by a key unique per row (COCO: category, image, rank; VOC: image, row in the image), so the order in
+which shards arrive never changes a result. :mod:`deteval.distributed` gathers them over
 ``torch.distributed``; :mod:`deteval.dask` shards a dataset over Dask workers.
 
 This module holds the Evaluator class; the state and its merging live in
@@ -26,21 +28,20 @@ from typing import Any
 
 import numpy as np
 
+from deteval import protocols
 from deteval.errors import InputError
 from deteval.evaluator_inputs import (
-    OBB_BOX_FORMATS,
     TENSOR_BOX_FORMATS,
     Batch,
     as_list,
     category_table,
-    default_area,
     first_bad,
     parse_batch,
+    with_keypoints,
     with_masks,
 )
 from deteval.evaluator_state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
-from deteval.io.lvis import LvisGroundTruth
-from deteval.protocols.coco import CocoMatches, make_params, match
+from deteval.protocols.base import Protocol, StreamPart, StreamSpec
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
 
@@ -53,19 +54,30 @@ __all__ = [
     "state_from_matches",
 ]
 
-PROTOCOLS = ("coco", "lvis")
 
-
-def _match_with_threads(dets: Detections, gt: GroundTruth, params: Any, threads: int | None) -> CocoMatches:
-    """The protocol's ``match()`` with its kernels on ``threads`` threads (the calling thread's setting only)."""
+def _match_with_threads(
+    protocol: Protocol, dets: Detections, gt: GroundTruth, params: Any, extra: dict, threads: int | None
+) -> StreamPart:
+    """The protocol's ``stream_match()`` with its kernels on ``threads`` threads (the calling thread's setting only)."""
     from deteval.jit import using_threads
 
     with using_threads(threads):
-        if isinstance(gt, LvisGroundTruth):
-            from deteval.protocols.lvis import match as lvis_match
+        return protocol.stream_match(dets, gt, params, extra)
 
-            return lvis_match(dets, gt, params)
-        return match(dets, gt, params)
+
+def _streamed() -> list[str]:
+    """The registered protocols with streaming evaluation (read on the error paths only: it imports them all)."""
+    return [name for name in protocols.available() if protocols.get(name).stream_spec is not None]
+
+
+def _spec_of(name: str) -> StreamSpec:
+    return protocols.get(name).stream_spec
+
+
+def _listed(values: Sequence, quote: bool = True) -> str:
+    """``'a', 'b' and 'c'``."""
+    items = [repr(v) if quote else str(v) for v in values]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _dist_rank_world() -> tuple[int, int]:
@@ -97,7 +109,23 @@ class Evaluator:
 
     Parameters
     ----------
-    protocol : "coco" or "lvis"
+    protocol : "coco" (default), "lvis", "voc07", "voc10", "dota" or "crowdpose"
+        Any registered protocol with streaming evaluation; others are an error naming the protocol.
+
+        ``"voc07"``, ``"voc10"``: PASCAL VOC's AP; a target may add ``difficult`` (m,) besides ``iscrowd`` and
+        ``ignore`` (all three are VOC's difficult). Boxes "xyxy" (default) and "xywh" are read as given (the
+        numbers of ``evaluate()`` on containers of the same boxes), "cxcywh" becomes xywh. Score ties
+        (``ties="item"``) rank as in a dataset listing its detections image by image, images ascending by
+        id, each image's rows in the order given: ``evaluate()`` on such a dataset gives the same result.
+        Their options (``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``, ``ties``, ``grid``) are
+        keywords (``**options``). ``"dota"``: the same, on quadrilaterals, ``box_format`` "poly" (n, 8); a
+        self-intersecting one is an error (the DOTA reader warns).
+
+        ``"crowdpose"``: keypoints as xtcocotools evaluates them (``iou_type="keypoints"``); predictions carry
+        ``keypoints`` (n, 3K) or (n, K, 3) (their box and area: the keypoints' extent, as ``loadRes`` reads
+        keypoint results without ``bbox``), targets ``boxes``, ``keypoints``, optional ``num_keypoints`` (default
+        the keypoints with visibility > 0) and ``iscrowd``, and the image's ``crowd_index`` (a number).
+
         ``"lvis"``: LVIS's federated evaluation, the numbers of ``deteval.evaluate(..., protocol="lvis")``
         (lvis-api 0.5.3). It needs each category's frequency: ``categories`` as the LVIS file's category
         records (``[{"id": 1, "frequency": "r", "name": ...}, ...]``; ``name`` optional), or ids / an
@@ -109,12 +137,13 @@ class Evaluator:
         ``max_dets`` does). The other COCO options below (``iou_thrs``, ``rec_thrs``, ``area_ranges``,
         ``use_cats``, ``compat``) do not apply; Fixed AP (a cut per category over the dataset) is not
         offered here.
-    iou_type : "bbox", "segm" or "obb"
+    iou_type : "bbox", "segm", "obb" or "keypoints" (what the protocol streams)
         ``"obb"``: oriented boxes, hotcoco's ``obb`` IoU type (``deteval.evaluate(..., iou_type="obb")``), for
         rotated detectors (mmrotate); ``boxes`` as ``box_format`` "xywha" or "poly" below. Coco protocol only.
     box_format : "xyxy" (default, as torchmetrics), "xywh" or "cxcywh"; with iou_type "obb", "xywha" (default) or
         "poly"
-        How ``boxes`` are given. COCO computes IoU on xywh: xyxy becomes xywh by one
+        How ``boxes`` are given (the protocol lists its formats; the first is the default). COCO computes
+        IoU on xywh: xyxy becomes xywh by one
         subtraction (``w = x2 - x1``), cxcywh by ``x = cx - w/2``; either may differ in the
         last bit from an xywh box stored in a JSON file. Give xywh to reproduce a COCO file's
         numbers exactly.
@@ -155,6 +184,9 @@ class Evaluator:
     frequencies : mapping id -> "r", "c" or "f", optional
         The lvis protocol's category frequencies (rare, common, frequent), when ``categories`` is
         not given as LVIS records; alone, its keys are the categories.
+    **options
+        The protocol's other options (VOC's ``integrator``, ``plus_one`` ...), as :func:`deteval.evaluate`
+        takes them; an option the protocol does not have is an error.
     num_threads : int or None, default 1
         Threads for the matching kernels in :meth:`update` (:func:`deteval.jit.using_threads`).
         One is fastest for a batch: handing work to threads costs more than a batch's matching,
@@ -186,18 +218,23 @@ class Evaluator:
         world_size: int | None = None,
         num_threads: int | None = 1,
         frequencies: Mapping[int, str] | None = None,
+        **options: Any,
     ) -> None:
-        if protocol not in PROTOCOLS:
-            raise InputError("protocol", None, f"the Evaluator supports {PROTOCOLS}, not {protocol!r}")
-        if iou_type not in ("bbox", "segm", "obb"):
-            rule = (
-                f"the Evaluator evaluates 'bbox' and 'segm' (and 'obb'), not {iou_type!r}; for keypoints use "
-                "deteval.evaluate() or deteval.dask.evaluate_shards()"
-            )
+        try:
+            proto = protocols.get(protocol)
+        except InputError:
+            rule = f"the Evaluator supports the protocols {_listed(_streamed())}, not {protocol!r}"
+            raise InputError("protocol", None, rule) from None
+        spec = proto.streaming()  # an InputError naming the protocol where it has none
+        if iou_type not in spec.iou_types:
+            rule = f"with protocol {protocol!r} the Evaluator evaluates {_listed(spec.iou_types)}, not {iou_type!r}"
+            others = [n for n in _streamed() if iou_type in _spec_of(n).iou_types]
+            rule += (
+                f"; the {_listed(others, quote=False)} protocol evaluates it" if others
+                else "; for other iou types use deteval.evaluate() or deteval.dask.evaluate_shards()"
+            )  # fmt: skip
             raise InputError("iou_type", None, rule)
-        if iou_type == "obb" and protocol != "coco":
-            raise InputError("iou_type", None, f"iou_type 'obb' is evaluated by the coco protocol, not {protocol!r}")
-        formats = OBB_BOX_FORMATS if iou_type == "obb" else TENSOR_BOX_FORMATS
+        formats = tuple(spec.formats[iou_type])
         box_format = formats[0] if box_format is None else box_format
         if box_format not in formats:
             rule = f"unknown box_format {box_format!r}; choose from {formats} (iou_type {iou_type!r})"
@@ -214,34 +251,17 @@ class Evaluator:
         self.box_format = box_format
         self.num_threads = None if num_threads is None else int(num_threads)
         self.frequency = None
-        if protocol == "lvis":
+        given = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges, "max_dets": max_dets}
+        given = {k: v for k, v in given.items() if v is not None} | ({} if use_cats else {"use_cats": False})
+        self.params = proto.stream_params(iou_type, compat, given | options)
+        if spec.federated:
             from deteval.evaluator_lvis import lvis_categories
-            from deteval.protocols.lvis import make_params as lvis_params
 
-            coco_only = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges}
-            given = [k for k, v in coco_only.items() if v is not None] + ([] if use_cats else ["use_cats"])
-            if given:
-                rule = f"{given[0]} is an option of the coco protocol; the lvis protocol's parameters are lvis-api's"
-                raise InputError(given[0], None, rule)
-            cut = max_dets
-            if isinstance(cut, Sequence) and not isinstance(cut, str) and len(cut) == 1:
-                cut = cut[0]
-            if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1):
-                raise InputError("max_dets", None, f"the lvis protocol's max_dets is one positive integer, got {cut!r}")
-            self.params = lvis_params(iou_type, preset=None if cut is None else {"max_dets": int(cut)})
             self.categories, self.frequency = lvis_categories(categories, frequencies)
         else:
             if frequencies is not None:
-                raise InputError("frequencies", None, "frequencies are read by the lvis protocol only")
-            self.params = make_params(
-                iou_type,
-                iou_thrs=iou_thrs,
-                rec_thrs=rec_thrs,
-                area_ranges=area_ranges,
-                max_dets=max_dets,
-                use_cats=use_cats,
-                compat=compat,
-            )
+                readers = _listed([n for n in _streamed() if _spec_of(n).federated], quote=False)
+                raise InputError("frequencies", None, f"frequencies are read by the {readers} protocol only")
             self.categories = category_table(categories)
         self._config = state_config(self.params, self.categories, protocol, self.frequency)
         self._rank_world = None if rank is None else (int(rank), int(world_size))
@@ -267,7 +287,8 @@ class Evaluator:
         It excludes what :meth:`sync` gathered from other processes.
         """
         if not self._chunks:
-            return EvaluatorState.empty(self._config, len(self.params.area_ranges), len(self.params.iou_thrs))
+            n_area, n_thr, n_count, _ = protocols.get(self.protocol).stream_shape(self.params)
+            return EvaluatorState.empty(self._config, n_area, n_thr, n_count)
         if len(self._chunks) > 1:
             self._chunks = [merge_states(self._chunks)]
         return self._chunks[0]
@@ -318,16 +339,26 @@ class Evaluator:
             raise InputError("preds", f"update {self._calls}", rule)
         if not preds:
             return
-        segm = self.params.iou_type == "segm"
-        if segm:
+        proto = protocols.get(self.protocol)
+        spec = proto.streaming()
+        iou_type = self.params.iou_type
+        container = spec.formats[iou_type][self.box_format]  # how the protocol's containers hold the boxes
+        if iou_type == "segm":
             preds, target, dt_masks, gt_masks, area_given = with_masks(preds, target, self.box_format, self._calls)
-        b = parse_batch(preds, target, self.box_format, self._calls)
+        if iou_type == "keypoints":
+            preds, target, dt_kp, dt_kp_area, gt_kp, gt_nkp = with_keypoints(
+                preds, target, self.box_format, self._calls
+            )
+        as_given = container not in ("xywh", "obb")
+        b = parse_batch(
+            preds, target, self.box_format, self._calls, as_given=as_given, flags=spec.target_flags,
+            image_keys=spec.image_keys,
+        )  # fmt: skip
         image_ids, id_mode, auto_next = self._assign_ids(b.image_ids)
         labels = np.concatenate([b.gt_labels, b.dt_labels])
         label_kind = "U" if labels.dtype.kind == "U" else ("i" if len(labels) else self._label_kind)
         self._check_labels(b, label_kind)
-        lvis = self.frequency is not None
-        if lvis:  # every category: the federated lists index the whole table
+        if spec.whole_vocabulary:  # every category: the federated lists index the whole table
             cats = self.categories
             cat_values, inverse = cats.ids, cats.lookup(labels)[0].astype(np.int32)
         else:
@@ -343,11 +374,11 @@ class Evaluator:
             area=b.gt_area,
             crowd=b.gt_crowd,
             ignore=b.gt_ignore,
-            difficult=np.zeros(n_gt, bool),
+            difficult=b.gt_difficult if b.gt_difficult is not None else np.zeros(n_gt, bool),
             ann_id=np.arange(1, n_gt + 1, dtype=np.int64),
             images=images,
             categories=cats,
-            box_format="xywh",
+            box_format="xywh" if container == "obb" else container,
             source="target",
         )
         dets = Detections(
@@ -355,25 +386,30 @@ class Evaluator:
             category=inverse[n_gt:],
             boxes=np.ascontiguousarray(b.dt_boxes),
             score=b.dt_scores,
-            area=default_area(b.dt_boxes, self.box_format),
-            box_format="xywh",
+            area=b.dt_area,
+            box_format=gt.box_format,
             source="preds",
         )
-        if self.params.iou_type == "obb":  # the oriented boxes as given; the xywh boxes play no part
+        if container == "obb":  # the oriented boxes as given; the xywh boxes play no part
             gt = dataclasses.replace(gt, boxes=np.zeros((n_gt, 4)), obb=gt.boxes)
             dets = dataclasses.replace(dets, boxes=np.zeros((len(dets), 4)), obb=dets.boxes)
-        if segm:  # masks and their areas; boxes play no part in mask IoU
+        if iou_type == "segm":  # masks and their areas; boxes play no part in mask IoU
             area = np.where(area_given, gt.area, gt_masks.area)
             gt = dataclasses.replace(gt, area=area, masks=gt_masks)
             dets = dataclasses.replace(dets, area=dt_masks.area, masks=dt_masks, mask_area=dt_masks.area)
-        if lvis:
+        if iou_type == "keypoints":  # a prediction's box and area: its keypoints' extent
+            gt = dataclasses.replace(gt, keypoints=gt_kp, num_keypoints=gt_nkp)
+            dets = dataclasses.replace(dets, area=dt_kp_area, keypoints=dt_kp)
+        extra: dict[str, Any] = {}
+        if spec.federated:
             from deteval.evaluator_lvis import federated_of_batch
 
-            fed = federated_of_batch(target, b.image_ids, cats, self.frequency, self._calls)
-            gt = LvisGroundTruth(**{f: getattr(gt, f) for f in gt.__dataclass_fields__}, federated=fed)
-        m = _match_with_threads(dets, gt, self.params, self.num_threads)
-        chunk = state_from_matches(m, image_ids, cat_values, self._config, id_mode)
-        if lvis:  # keep the rows of the categories present, not one per category of the vocabulary
+            extra["federated"] = federated_of_batch(target, b.image_ids, cats, self.frequency, self._calls)
+        for j, key in enumerate(spec.image_keys):  # per image of the batch
+            extra[key] = b.image_values[:, j]
+        part = _match_with_threads(proto, dets, gt, self.params, extra, self.num_threads)
+        chunk = state_from_matches(part, image_ids, cat_values, self._config, id_mode)
+        if spec.whole_vocabulary:  # keep the rows of the categories present, not one per category of the vocabulary
             used = chunk.cat_npig.any(axis=1) | (chunk.cat_ndet > 0)
             kept = {k: getattr(chunk, k)[used] for k in ("cat_label", "cat_npig", "cat_ndet")}
             chunk = dataclasses.replace(chunk, **kept)

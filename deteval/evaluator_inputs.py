@@ -160,15 +160,18 @@ class Batch:
     gt_area: np.ndarray
     gt_ignore: np.ndarray
     dt_image: np.ndarray
-    dt_boxes: np.ndarray  # xywh; as given for the oriented formats
+    dt_boxes: np.ndarray  # xywh; as given for the oriented formats (and with as_given)
     dt_scores: np.ndarray
     dt_labels: np.ndarray
+    dt_area: np.ndarray | None = None  # w*h (the quadrilateral's area for "poly")
+    gt_difficult: np.ndarray | None = None  # when asked for (flags): bool (m,)
+    image_values: np.ndarray | None = None  # float64 (I, F): the numbers of image_keys, per image
 
 
-_PER_IMAGE = 10  # values taken from each (pred, target) pair, in this order:
 _PRED_KEYS = ("boxes", "scores", "labels")
 _TARGET_KEYS = ("boxes", "labels")
-_TARGET_OPTIONAL = ("iscrowd", "area", "ignore")
+_TARGET_OPTIONAL = ("iscrowd", "area", "ignore", "difficult")
+_PER_IMAGE = len(_PRED_KEYS) + len(_TARGET_KEYS) + len(_TARGET_OPTIONAL) + 2  # values per (pred, target), in order
 
 
 def as_list(x: Any, name: str) -> list:
@@ -186,11 +189,25 @@ def first_bad(bad: np.ndarray, image_of_row: np.ndarray) -> tuple[int, int]:
     return row, int(image_of_row[row])
 
 
-def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
-    """A batch's flat columns; ``box_format`` one of TENSOR_BOX_FORMATS (boxes become xywh) or
-    OBB_BOX_FORMATS (kept as given; default GT area ``w*h`` or the quadrilateral's shoelace area)."""
+def parse_batch(
+    preds: list,
+    target: list,
+    box_format: str,
+    call: int,
+    *,
+    as_given: bool = False,
+    flags: Sequence[str] = ("iscrowd", "ignore"),
+    image_keys: Sequence[str] = (),
+) -> Batch:
+    """A batch's flat columns; ``box_format`` one of TENSOR_BOX_FORMATS (boxes become xywh, unless ``as_given``)
+    or OBB_BOX_FORMATS (kept as given; default GT area ``w*h`` or the quadrilateral's shoelace area).
+
+    ``flags``: the per-box boolean keys of a target read (``iscrowd``, ``ignore``, ``difficult``; others are
+    not read); ``image_keys``: numbers each target must carry for its image (``Batch.image_values``).
+    """
     n_img = len(preds)
     width = _WIDTH.get(box_format, 4)
+    per_image = _PER_IMAGE + len(image_keys)
     raw: list = []
     for i, (p, t) in enumerate(zip(preds, target)):
         for name, d, keys in (("preds", p, _PRED_KEYS), ("target", t, _TARGET_KEYS)):
@@ -202,14 +219,19 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
                     raise InputError(name, f"update {call}, {name}[{i}]", f"missing key {k!r}")
         raw.extend(p[k] for k in _PRED_KEYS)
         raw.extend(t[k] for k in _TARGET_KEYS)
-        raw.extend(t.get(k) for k in _TARGET_OPTIONAL)
+        raw.extend(t.get(k) if k in flags or k == "area" else None for k in _TARGET_OPTIONAL)
         raw.extend((p.get("image_id"), t.get("image_id")))
+        for k in image_keys:
+            if k not in t:
+                raise InputError("target", f"update {call}, target[{i}]", f"missing key {k!r}")
+            raw.append(t[k])
     vals = to_numpy_all(raw)
 
     image_ids: list = []
-    per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti")}
+    per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti", "td")}
+    image_values = np.zeros((n_img, len(image_keys)), np.float64)
     for i in range(n_img):
-        pb, ps, pl, tb, tl, tc, ta, ti, pid, tid = vals[i * _PER_IMAGE : (i + 1) * _PER_IMAGE]
+        pb, ps, pl, tb, tl, tc, ta, ti, td, pid, tid = vals[i * per_image : i * per_image + _PER_IMAGE]
         wp, wt = ("preds", f"update {call}, preds[{i}]"), ("target", f"update {call}, target[{i}]")
         pid, tid = _image_id(pid, wp), _image_id(tid, wt)
         if pid is not None and tid is not None and pid != tid:
@@ -228,6 +250,9 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         per["tc"].append(None if tc is None else _vector(tc, wt, "iscrowd", len(tb), "iub"))
         per["ta"].append(None if ta is None else _vector(ta, wt, "area", len(tb)))
         per["ti"].append(None if ti is None else _vector(ti, wt, "ignore", len(tb), "iub"))
+        per["td"].append(None if td is None else _vector(td, wt, "difficult", len(tb), "iub"))
+        for j, k in enumerate(image_keys):
+            image_values[i, j] = _image_number(vals[i * per_image + _PER_IMAGE + j], wt, k)
 
     n_dt = np.array([len(b) for b in per["pb"]], np.int64)
     n_gt = np.array([len(b) for b in per["tb"]], np.int64)
@@ -262,6 +287,7 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         dt_boxes, gt_boxes = dt_raw, gt_raw
     else:
         dt_boxes, gt_boxes = _to_xywh(dt_raw, box_format), _to_xywh(gt_raw, box_format)
+    dt_area = default_area(dt_boxes, box_format)
     for kind, box, raw_box, rows in (("preds", dt_boxes, dt_raw, dt_image), ("target", gt_boxes, gt_raw, gt_image)):
         if box_format == "poly":
             from deteval.geometry.quads import is_simple_quad
@@ -297,6 +323,8 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         if bad.any():
             src, rec, j = where("target", gt_image, bad)
             raise InputError(src, rec, f"area[{j}] is not finite: {gt_area[np.argmax(bad)]!r}")
+    if as_given:  # the protocol reads the boxes in the batch's own format
+        dt_boxes, gt_boxes = dt_raw, gt_raw
     return Batch(
         image_ids=image_ids,
         gt_image=gt_image,
@@ -309,7 +337,18 @@ def parse_batch(preds: list, target: list, box_format: str, call: int) -> Batch:
         dt_boxes=dt_boxes,
         dt_scores=dt_scores,
         dt_labels=dt_labels,
+        dt_area=dt_area,
+        gt_difficult=_optional(per["td"], n_gt, bool) if "difficult" in flags else None,
+        image_values=image_values,
     )
+
+
+def _image_number(v: Any, where: tuple[str, str], key: str) -> float:
+    """A target's number for its image (CrowdPose's ``crowd_index``): one finite number."""
+    arr = _numeric(v, where, key)
+    if arr.size != 1 or not np.isfinite(arr.reshape(-1)[0]):
+        raise InputError(where[0], where[1], f"{key} must be one finite number, got {np.asarray(v).tolist()!r}")
+    return float(arr.reshape(-1)[0])
 
 
 def default_area(boxes: np.ndarray, box_format: str) -> np.ndarray:
@@ -358,6 +397,67 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
                 area_given.extend([d.get("area") is not None] * n)
     dt_masks, gt_masks = (concat_masks(parts) for parts in encoded)
     return out[0], out[1], dt_masks, gt_masks, np.array(area_given, dtype=bool)
+
+
+def _keypoint_rows(v: Any, where: tuple[str, str], n: int | None) -> np.ndarray:
+    """One image's keypoints as float64 (n, 3K) rows ``x, y, v`` per keypoint, from (n, 3K) or (n, K, 3)."""
+    arr = _numeric(v, where, "keypoints")
+    if arr.ndim == 3 and arr.shape[2] == 3:
+        arr = arr.reshape(len(arr), -1)
+    if arr.size == 0 and arr.ndim < 2:
+        arr = arr.reshape(0, 0)
+    if arr.ndim != 2 or arr.shape[1] % 3 or (n is not None and len(arr) != n):
+        rule = f"keypoints must have shape (n, 3K) or (n, K, 3){'' if n is None else f' with n = {n}'}, got {arr.shape}"
+        raise InputError(where[0], where[1], rule)
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise InputError(where[0], where[1], "keypoints are not all finite")
+    return arr
+
+
+def with_keypoints(preds: list, target: list, box_format: str, call: int):
+    """Each image's keypoints (iou_type ``"keypoints"``); a prediction's box and area are its keypoints' extent.
+
+    As pycocotools' ``loadRes`` reads keypoint results without ``bbox``: the extent of every keypoint, unlabelled
+    (0, 0) ones included (a prediction's ``boxes`` are not read). A target's ``num_keypoints`` is given or the
+    count of keypoints with visibility > 0. Returns copies of the dicts (predictions with the extents as
+    ``boxes``, in ``box_format``), the predictions' keypoints (N, 3K), their areas, the targets' keypoints
+    (M, 3K) and ``num_keypoints``.
+    """
+    kp: tuple[list, list] = ([], [])
+    num: list = []
+    out: tuple[list, list] = ([], [])
+    raw = to_numpy_all([d.get(k) if isinstance(d, Mapping) else None for p, t in zip(preds, target)
+                        for d, k in ((p, "keypoints"), (t, "keypoints"), (t, "num_keypoints"))])  # fmt: skip
+    for i, (p, t) in enumerate(zip(preds, target)):
+        for j, (kind, d) in enumerate((("preds", p), ("target", t))):
+            where = (kind, f"update {call}, {kind}[{i}]")
+            if not isinstance(d, Mapping) or raw[3 * i + j] is None:
+                raise InputError(where[0], where[1], "missing key 'keypoints' (iou_type 'keypoints')")
+            n = len(to_numpy_all([d["labels"]])[0]) if "labels" in d else None
+            rows = _keypoint_rows(raw[3 * i + j], where, n)
+            kp[j].append(rows)
+            d = dict(d)
+            if kind == "preds":
+                d["boxes"] = _from_xywh(_extent(rows)[0], box_format)
+            else:
+                given = raw[3 * i + 2]
+                counted = (rows[:, 2::3] > 0).sum(axis=1).astype(np.float64)
+                num.append(counted if given is None else _vector(given, where, "num_keypoints", len(rows)))
+            out[j].append(d)
+    width = next((a.shape[1] for parts in kp for a in parts if len(a)), 0)
+    dt_kp, gt_kp = (np.concatenate([np.zeros((0, width)), *(a for a in parts if len(a))]) for parts in kp)
+    n_kpt = np.concatenate(num).astype(np.float64) if num else np.zeros(0)
+    return out[0], out[1], dt_kp, _extent(dt_kp)[1], gt_kp, n_kpt
+
+
+def _extent(keypoints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """xywh boxes and areas of the keypoints' extents (``loadRes``' keypoint branch)."""
+    if keypoints.shape[1] == 0:
+        return np.zeros((len(keypoints), 4)), np.zeros(len(keypoints))
+    x, y = keypoints[:, 0::3], keypoints[:, 1::3]
+    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 
 def _from_xywh(boxes: np.ndarray, box_format: str) -> np.ndarray:

@@ -5,23 +5,27 @@ matching a batch, what :mod:`deteval.distributed` gathers over ``torch.distribut
 what :mod:`deteval.dask` workers return. States merge by concatenation
 (:func:`merge_states`): accumulation sorts rows by (category, image, rank), a key unique per
 row, so the order in which shards arrive never changes a result. This module knows nothing
-of the Evaluator class, so every layer that moves states imports it without a cycle.
+of the Evaluator class, so every layer that moves states imports it without a cycle, and nothing of
+a particular protocol: the protocol named in the state's config matches shards into parts
+(:meth:`~deteval.protocols.base.Protocol.stream_match`) and reduces the merged rows
+(:meth:`~deteval.protocols.base.Protocol.stream_result`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
+from deteval import protocols
 from deteval.errors import InputError
-from deteval.protocols.coco import CocoMatches, CocoParams, result_from_matches
-from deteval.protocols.lvis import LvisParams
+from deteval.protocols.base import StreamPart, StreamRows
 from deteval.result import EvalResult
 from deteval.types import IdTable, sorted_unique
 
-__all__ = ["EvaluatorState", "merge_states", "result_from_state", "state_config", "state_from_matches"]
+__all__ = ["EvaluatorState", "merge_states", "protocol_of", "result_from_state", "state_config", "state_from_matches"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,8 @@ class EvaluatorState:
     anywhere (batches, processes, Dask workers) concatenate without renumbering.
     Memory: per kept detection ``4 + 8 + 4 + 8 + A*T`` bytes (image, label, rank, score,
     one int8 per area range and IoU threshold): 64 bytes with COCO's defaults (A=4, T=10);
-    8 bytes per image; ``16 + 8*A`` bytes per (batch, category present in it).
+    8 bytes per image (and 8 per image value); ``16 + 8*C`` bytes per (batch, category present in it).
+    The columns are the protocol's (:class:`~deteval.protocols.base.StreamPart`).
     """
 
     config: tuple  # what must agree for states to merge (see Evaluator._config)
@@ -40,17 +45,19 @@ class EvaluatorState:
     image_ids: np.ndarray  # (I,) int64 or str: the images, in arrival order
     det_image: np.ndarray  # int32 (N,): index into image_ids
     det_label: np.ndarray  # (N,) int64 or str: the detection's label (category id)
-    det_rank: np.ndarray  # int32 (N,): rank by score within (image, label)
+    det_rank: np.ndarray  # int32 (N,): the protocol's order within the image (COCO: rank by score per label)
     det_score: np.ndarray  # float64 (N,)
     det_state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
     cat_label: np.ndarray  # (P,) int64 or str: a label seen, once per shard that saw it
-    cat_npig: np.ndarray  # int64 (P, A): ground truth that counts, per area range
+    cat_npig: np.ndarray  # int64 (P, C): the protocol's counts (COCO: ground truth that counts, per area range)
     cat_ndet: np.ndarray  # int64 (P,): detections before the max-dets cut
+    image_values: np.ndarray | None = None  # float64 (I, F): per image, numbers the protocol reads (or None)
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
-        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name not in ("config", "id_mode"))
+        values = (getattr(self, f.name) for f in fields(self) if f.name not in ("config", "id_mode"))
+        return sum(v.nbytes for v in values if v is not None)
 
     @property
     def num_images(self) -> int:
@@ -62,7 +69,8 @@ class EvaluatorState:
         return len(self.det_score)
 
     @classmethod
-    def empty(cls, config: tuple, n_area: int, n_thr: int) -> EvaluatorState:
+    def empty(cls, config: tuple, n_area: int, n_thr: int, n_count: int | None = None) -> EvaluatorState:
+        """No rows; ``n_count`` count columns (default ``n_area``)."""
         i64 = np.zeros(0, np.int64)
         return cls(
             config=config,
@@ -74,7 +82,7 @@ class EvaluatorState:
             det_score=np.zeros(0, np.float64),
             det_state=np.zeros((0, n_area, n_thr), np.int8),
             cat_label=i64,
-            cat_npig=np.zeros((0, n_area), np.int64),
+            cat_npig=np.zeros((0, n_area if n_count is None else n_count), np.int64),
             cat_ndet=i64,
         )
 
@@ -132,7 +140,17 @@ def merge_states(states: Sequence[EvaluatorState]) -> EvaluatorState:
         cat_label=_concat_ids([s.cat_label for s in states], "labels"),
         cat_npig=np.concatenate([s.cat_npig for s in states]),
         cat_ndet=np.concatenate([s.cat_ndet for s in states]),
+        image_values=_concat_values(states),
     )
+
+
+def _concat_values(states: list[EvaluatorState]) -> np.ndarray | None:
+    """The image values of ``states`` in image order; None where no state has any (an empty state has none)."""
+    width = next((s.image_values.shape[1] for s in states if s.image_values is not None), None)
+    if width is None:
+        return None
+    parts = [s.image_values if s.image_values is not None else np.zeros((s.num_images, width)) for s in states]
+    return np.concatenate(parts).astype(np.float64, copy=False)
 
 
 def _describe(config: tuple) -> str:
@@ -140,85 +158,66 @@ def _describe(config: tuple) -> str:
 
 
 def state_config(
-    params: CocoParams | LvisParams,
+    params: Any,
     categories: IdTable | None,
     protocol: str = "coco",
     frequency: np.ndarray | None = None,
 ) -> tuple:
-    """The key that states must share to merge: protocol, parameters and categories (LVIS: and frequencies)."""
-    shared = (
+    """The key that states must share to merge: protocol, parameters and categories (and frequencies, if any)."""
+    out = (
         ("protocol", protocol),
-        ("iou_type", params.iou_type),
-        ("iou_thrs", tuple(params.iou_thrs.tolist())),
-        ("rec_thrs", tuple(params.rec_thrs.tolist())),
-        ("max_dets", params.max_dets),
-        ("area_ranges", tuple(zip(params.area_labels, map(tuple, params.area_ranges.tolist())))),
-    )
-    if isinstance(params, LvisParams):
-        return (
-            *shared,
-            ("categories", tuple(categories.ids.tolist())),
-            ("frequency", tuple(np.asarray(frequency).tolist())),
-        )
-    return (
-        *shared,
-        ("use_cats", params.use_cats),
-        ("compat", params.compat),
+        *protocols.get(protocol).stream_config(params),
         ("categories", None if categories is None else tuple(categories.ids.tolist())),
     )
+    return out if frequency is None else (*out, ("frequency", tuple(np.asarray(frequency).tolist())))
+
+
+def protocol_of(config: tuple) -> str:
+    """The protocol's name in a state's config."""
+    return config[0][1]  # state_config puts it first
 
 
 def state_from_matches(
-    matches: CocoMatches,
+    part: StreamPart,
     image_ids: np.ndarray,
     category_ids: np.ndarray,
     config: tuple,
     id_mode: str | None,
 ) -> EvaluatorState:
-    """An :class:`EvaluatorState` from one shard's matches.
+    """An :class:`EvaluatorState` from one shard's part (the protocol's ``stream_match``).
 
-    ``matches.det_image`` indexes ``image_ids`` (the shard's images, each listed once) and
-    ``matches.det_category`` indexes ``category_ids`` (the shard's categories, ascending).
+    ``part.det_image`` indexes ``image_ids`` (the shard's images, each listed once) and
+    ``part.det_category`` indexes ``category_ids`` (the shard's categories, ascending).
     """
-    m = matches
     cats = np.asarray(category_ids)
-    n_cat = len(cats)
-    if m.npig.shape[0] == n_cat:  # per category
-        cat_npig, cat_ndet = m.npig, m.ndet
-        det_label = cats[m.det_category] if n_cat else np.zeros(0, np.int64)
-    else:  # categories pooled: one row; which label carries it does not matter (compute sums them)
-        cat_npig = np.zeros((n_cat, m.npig.shape[1]), np.int64)
-        cat_ndet = np.zeros(n_cat, np.int64)
-        if n_cat:
-            cat_npig[0], cat_ndet[0] = m.npig[0], m.ndet[0]
-        det_label = np.repeat(cats[:1], len(m.det_score)) if n_cat else np.zeros(0, np.int64)
     return EvaluatorState(
         config=config,
         id_mode=id_mode if len(image_ids) else None,
         image_ids=np.asarray(image_ids),
-        det_image=np.asarray(m.det_image, np.int32),
-        det_label=det_label,
-        det_rank=np.asarray(m.det_rank, np.int32),
-        det_score=np.asarray(m.det_score, np.float64),
-        det_state=np.asarray(m.state, np.int8),
+        det_image=np.asarray(part.det_image, np.int32),
+        det_label=cats[part.det_category] if len(cats) else np.zeros(0, np.int64),
+        det_rank=np.asarray(part.det_rank, np.int32),
+        det_score=np.asarray(part.det_score, np.float64),
+        det_state=np.asarray(part.det_state, np.int8),
         cat_label=cats,
-        cat_npig=np.asarray(cat_npig, np.int64),
-        cat_ndet=np.asarray(cat_ndet, np.int64),
+        cat_npig=np.asarray(part.npig, np.int64),
+        cat_ndet=np.asarray(part.ndet, np.int64),
+        image_values=part.image_values,
     )
 
 
 def result_from_state(
     state: EvaluatorState,
-    params: CocoParams | LvisParams,
+    params: Any,
     categories: IdTable | None = None,
     frequency: np.ndarray | None = None,
 ) -> EvalResult:
-    """Rank and reduce a (merged) state: the numbers of :func:`deteval.evaluate`.
+    """Rank and reduce a (merged) state: the numbers of :func:`deteval.evaluate`, by the state's protocol.
 
     Images are ordered by ascending id (``np.unique`` of every id seen), as evaluate()
     orders the ground truth's images. ``categories=None`` evaluates the sorted union of
-    the labels seen in targets and predictions. With :class:`LvisParams`, ``categories`` and
-    ``frequency`` (per category, an index into ``deteval.io.lvis.FREQUENCIES``) are required.
+    the labels seen in targets and predictions. A federated protocol (LVIS) needs ``categories``
+    and ``frequency`` (per category, an index into ``deteval.io.lvis.FREQUENCIES``).
 
     Raises
     ------
@@ -236,34 +235,28 @@ def result_from_state(
         )
         raise InputError("image_id", repr(dup), rule)
     table = categories if categories is not None else IdTable(sorted_unique(state.cat_label))
-    n_area = state.det_state.shape[1]
-    lvis = isinstance(params, LvisParams)
-    if lvis or params.use_cats:
-        k = len(table)
-        row_cat, found = table.lookup(state.cat_label)
-        det_cat, det_found = table.lookup(state.det_label)
-        if not (found.all() and det_found.all()):
-            bad = state.cat_label[~found] if not found.all() else state.det_label[~det_found]
-            raise InputError("labels", None, f"label {bad[0]!r} is not one of the categories {table.ids.tolist()}")
-        npig = np.zeros((k, n_area), np.int64)
-        ndet = np.zeros(k, np.int64)
-        np.add.at(npig, row_cat, state.cat_npig)
-        np.add.at(ndet, row_cat, state.cat_ndet)
-    else:
-        det_cat = np.zeros(len(state.det_score), np.int32)
-        npig = state.cat_npig.sum(axis=0, keepdims=True).astype(np.int64).reshape(1, n_area)
-        ndet = np.array([state.cat_ndet.sum()], np.int64)
-    matches = CocoMatches(
-        det_category=det_cat.astype(np.int32),
+    row_cat, found = table.lookup(state.cat_label)
+    det_cat, det_found = table.lookup(state.det_label)
+    if not (found.all() and det_found.all()):
+        bad = state.cat_label[~found] if not found.all() else state.det_label[~det_found]
+        raise InputError("labels", None, f"label {bad[0]!r} is not one of the categories {table.ids.tolist()}")
+    npig = np.zeros((len(table), state.cat_npig.shape[1]), np.int64)
+    ndet = np.zeros(len(table), np.int64)
+    np.add.at(npig, row_cat, state.cat_npig)
+    np.add.at(ndet, row_cat, state.cat_ndet)
+    values = state.image_values
+    if values is not None:  # in the order of the ascending ids
+        values = values[np.argsort(inverse.reshape(-1), kind="stable")] if len(values) else values
+    rows = StreamRows(
         det_image=inverse.reshape(-1)[state.det_image].astype(np.int32),
+        det_category=det_cat.astype(np.int32),
         det_rank=state.det_rank,
         det_score=state.det_score,
-        state=state.det_state,
+        det_state=state.det_state,
         npig=npig,
         ndet=ndet,
+        image_ids=ids,
+        image_values=values,
     )
-    if lvis:
-        from deteval.protocols.lvis import result_from_matches as lvis_result
-
-        return lvis_result(matches, table, frequency, params)
-    return result_from_matches(matches, table, params)
+    extra = {} if frequency is None else {"frequency": frequency}
+    return protocols.get(protocol_of(state.config)).stream_result(rows, table, params, extra)

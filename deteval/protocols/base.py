@@ -21,9 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+import numpy as np
+
 from deteval.errors import InputError
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
+
+STREAMING = "streaming evaluation (Evaluator, Dask)"
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,61 @@ class Option:
 def split_list(values: Sequence[str]) -> list[str]:
     """A list option's text, flattened: ``["1,10", "300"]`` -> ``["1", "10", "300"]`` (empty items dropped)."""
     return [part for v in values for part in v.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What a protocol's streaming evaluation reads from a batch of per-image dicts (deteval.evaluator_inputs).
+
+    ``formats`` maps each iou type streamed to its batch box formats (the first the default), each to the
+    container's: ``"xywh"`` (converted: COCO's IoU reads xywh), ``"xyxy"`` (as given), ``"obb"`` (as given,
+    into the oriented boxes) or ``"quad"`` (quadrilaterals as given). The iou type says what else a batch
+    carries: ``"segm"`` masks, ``"keypoints"`` keypoints.
+    """
+
+    formats: Mapping[str, Mapping[str, str]]
+    federated: bool = False  # categories carry frequencies; targets the federated lists (LVIS)
+    whole_vocabulary: bool = False  # a batch's category table is every category, not the labels it shows
+    image_keys: tuple[str, ...] = ()  # numbers a target carries for its image (kept per image in the state)
+    target_flags: tuple[str, ...] = ("iscrowd", "ignore")  # boolean per-box keys of a target (0/1)
+
+    @property
+    def iou_types(self) -> tuple[str, ...]:
+        return tuple(self.formats)
+
+
+@dataclass(frozen=True)
+class StreamPart:
+    """One shard's matches as streaming keeps them; image and category indices into the shard's own tables.
+
+    ``det_rank`` orders a detection among its image's rows as the protocol ranks ties (COCO: rank by score
+    within image and category; VOC: its row in the image's prediction dict). ``npig`` holds the protocol's
+    count columns per category (COCO: positives per area range), summed over shards.
+    """
+
+    det_image: np.ndarray  # int32 (N,)
+    det_category: np.ndarray  # int32 (N,)
+    det_rank: np.ndarray  # int32 (N,)
+    det_score: np.ndarray  # float64 (N,)
+    det_state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
+    npig: np.ndarray  # int64 (K, C)
+    ndet: np.ndarray  # int64 (K,): detections per category (before any cut)
+    image_values: np.ndarray | None = None  # float64 (I, F): per image, what StreamSpec.image_keys read
+
+
+@dataclass(frozen=True)
+class StreamRows:
+    """Every shard's rows merged, indices dense: images ascending by id, categories those evaluated."""
+
+    det_image: np.ndarray  # int32 (N,), index into image_ids
+    det_category: np.ndarray  # int32 (N,)
+    det_rank: np.ndarray  # int32 (N,)
+    det_score: np.ndarray  # float64 (N,)
+    det_state: np.ndarray  # int8 (N, A, T)
+    npig: np.ndarray  # int64 (K, C), summed per category
+    ndet: np.ndarray  # int64 (K,)
+    image_ids: np.ndarray  # (I,), ascending
+    image_values: np.ndarray | None  # float64 (I, F), per image_ids
 
 
 class Protocol(ABC):
@@ -145,6 +204,46 @@ class Protocol(ABC):
             if name not in known:
                 rule = f"not an option of protocol {self.name!r}; its options are {', '.join(known)}"
                 raise InputError(name, None, rule)
+
+    def unsupported(self, capability: str) -> InputError:
+        """The error for a capability this protocol does not provide (raised by the caller)."""
+        return InputError("protocol", None, f"protocol {self.name!r} does not support {capability}")
+
+    # ---- streaming: the Evaluator (deteval.evaluator) and Dask (deteval.dask); see StreamSpec
+
+    stream_spec: ClassVar[StreamSpec | None] = None  # None: no streaming evaluation
+
+    def streaming(self) -> StreamSpec:
+        """What this protocol's streaming evaluation reads from a batch; an error where it has none."""
+        if self.stream_spec is None:
+            raise self.unsupported(STREAMING)
+        return self.stream_spec
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> Any:
+        """The parameters of a streaming evaluation from the Evaluator's keywords (``options``: those given)."""
+        raise self.unsupported(STREAMING)
+
+    def stream_config(self, params: Any) -> tuple:
+        """``(name, value)`` pairs that states must share to merge (with the protocol's name and the categories)."""
+        values = {"iou_type": params.iou_type, **params.to_dict()}
+        return tuple((k, repr(v)) for k, v in values.items() if k != "protocol")
+
+    def stream_shape(self, params: Any) -> tuple[int, int, int, int]:
+        """The widths of a :class:`StreamPart`: area ranges A, thresholds T, count columns C, image values F."""
+        raise self.unsupported(STREAMING)
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: Any, extra: Mapping[str, Any]) -> StreamPart:
+        """Match one shard (a batch, a Dask partition) whose images appear in no other shard.
+
+        ``extra`` holds what a batch carried beyond the containers, as :class:`StreamSpec` asked
+        (``"federated"``: the LVIS lists; each of ``image_keys``: float64 (I,), per image); it is empty for a
+        ground truth loaded by :meth:`load` (deteval.dask), which carries the same in its container.
+        """
+        raise self.unsupported(STREAMING)
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: Any, extra: Mapping[str, Any]) -> EvalResult:
+        """The result of every shard's rows, merged: :meth:`evaluate`'s (see the protocol for its row order)."""
+        raise self.unsupported(STREAMING)
 
     def evaluate(
         self,

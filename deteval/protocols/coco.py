@@ -26,7 +26,7 @@ import numpy as np
 from deteval.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
-from deteval.protocols.base import Option, Protocol, split_list
+from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec, split_list
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, Outcomes
@@ -35,7 +35,7 @@ from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = [
     "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "replay_of", "make_params", "match",
-    "result_from_matches",
+    "result_from_matches", "stream_matches", "stream_part",
 ]  # fmt: skip
 
 
@@ -284,6 +284,11 @@ def _area_ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
     return ranges
 
 
+# the batch box formats of COCO's streaming iou types and the containers' (deteval.protocols.base.StreamSpec)
+STREAM_BOXES = {"xyxy": "xywh", "xywh": "xywh", "cxcywh": "xywh"}
+STREAM_OBB = {"xywha": "obb", "poly": "obb"}
+
+
 class CocoProtocol(Protocol):
     """COCO detection, segmentation and keypoints, as pycocotools 2.0.11 evaluates them."""
 
@@ -325,6 +330,91 @@ class CocoProtocol(Protocol):
 
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
         return summary_lines(result.stats, params, result.extra_stats)
+
+    # ---- streaming (deteval.evaluator, deteval.dask): one row per detection kept by the max-dets cut
+
+    stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES, "obb": STREAM_OBB})
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> CocoParams:
+        self.check_iou_type(iou_type)
+        return make_params(iou_type, compat=compat, **options)
+
+    def stream_config(self, params: CocoParams) -> tuple:
+        return (*stream_config(params), ("use_cats", params.use_cats), ("compat", params.compat))
+
+    def stream_shape(self, params: CocoParams) -> tuple[int, int, int, int]:
+        return len(params.area_ranges), len(params.iou_thrs), len(params.area_ranges), 0
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: CocoParams, extra: Mapping) -> StreamPart:
+        return stream_part(match(preds, gt, params), len(gt.categories))
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: CocoParams, extra: Mapping) -> CocoResult:
+        return result_from_matches(stream_matches(rows, params.use_cats), categories, params)
+
+
+def stream_config(params: Any) -> tuple:
+    """The parameters COCO-family states must share to merge (COCO's and LVIS')."""
+    return (
+        ("iou_type", params.iou_type),
+        ("iou_thrs", tuple(params.iou_thrs.tolist())),
+        ("rec_thrs", tuple(params.rec_thrs.tolist())),
+        ("max_dets", params.max_dets),
+        ("area_ranges", tuple(zip(params.area_labels, map(tuple, params.area_ranges.tolist())))),
+    )
+
+
+def stream_part(m: CocoMatches, n_cat: int) -> StreamPart:
+    """A shard's :class:`CocoMatches` as a streaming part; pooled categories (one row of counts) go on the
+    first category's row, which the result sums back (:func:`stream_matches`)."""
+    npig, ndet, det_category = m.npig, m.ndet, m.det_category
+    if npig.shape[0] != n_cat:  # categories pooled
+        npig = np.zeros((n_cat, m.npig.shape[1]), np.int64)
+        ndet = np.zeros(n_cat, np.int64)
+        if n_cat:
+            npig[0], ndet[0] = m.npig[0], m.ndet[0]
+        det_category = np.zeros(len(m.det_score), np.int32)
+    return StreamPart(
+        det_image=np.asarray(m.det_image, np.int32),
+        det_category=np.asarray(det_category, np.int32),
+        det_rank=np.asarray(m.det_rank, np.int32),
+        det_score=np.asarray(m.det_score, np.float64),
+        det_state=np.asarray(m.state, np.int8),
+        npig=np.asarray(npig, np.int64),
+        ndet=np.asarray(ndet, np.int64),
+    )
+
+
+def stream_matches(rows: StreamRows, use_cats: bool = True) -> CocoMatches:
+    """The :class:`CocoMatches` of merged streaming rows (categories pooled into one unless ``use_cats``), rows
+    in :func:`match`'s order over the whole dataset: by category, image and rank (what accumulation reads does
+    not depend on it; the outcomes the analyses read are then those of evaluate())."""
+    if use_cats:
+        det_cat, npig, ndet = rows.det_category, rows.npig, rows.ndet
+    else:
+        det_cat = np.zeros(len(rows.det_score), np.int32)
+        npig = rows.npig.sum(axis=0, keepdims=True).astype(np.int64).reshape(1, rows.npig.shape[1])
+        ndet = np.array([rows.ndet.sum()], np.int64)
+    order = _row_order(det_cat, rows.det_image, rows.det_rank)
+    return CocoMatches(
+        det_category=np.asarray(det_cat, np.int32)[order],
+        det_image=rows.det_image[order],
+        det_rank=rows.det_rank[order],
+        det_score=rows.det_score[order],
+        state=rows.det_state[order],
+        npig=npig,
+        ndet=ndet,
+    )
+
+
+def _row_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The rows sorted by (category, image, rank): one stable sort of a combined key where it fits int64."""
+    if not len(rank):
+        return np.zeros(0, np.int64)
+    n_img, n_rank = int(image.max()) + 1, int(rank.max()) + 1
+    if (int(category.max()) + 1) * n_img * n_rank < 2**62:
+        key = (category.astype(np.int64) * n_img + image) * n_rank + rank
+        return np.argsort(key, kind="stable")
+    return np.lexsort((rank, image, category))
 
 
 COCO = CocoProtocol()

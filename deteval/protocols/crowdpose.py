@@ -34,11 +34,20 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.io.json_source import read_json
-from deteval.protocols.base import Protocol
-from deteval.protocols.coco import CocoMatches, make_params, match, reduce_matches
+from deteval.protocols.base import Protocol, StreamPart, StreamRows, StreamSpec
+from deteval.protocols.coco import (
+    STREAM_BOXES,
+    CocoMatches,
+    make_params,
+    match,
+    reduce_matches,
+    stream_config,
+    stream_matches,
+    stream_part,
+)
 from deteval.protocols.coco_params import CocoParams
 from deteval.result import CocoResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = ["CROWDPOSE", "CrowdPoseGroundTruth", "CrowdPoseProtocol", "crowd_buckets"]
 
@@ -176,21 +185,71 @@ class CrowdPoseProtocol(Protocol):
         return match(kept, gt_x, dataclasses.replace(params, compat=False))
 
     def reduce(self, matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoResult:
-        from deteval.accumulate import accumulate
-
-        result = reduce_matches(matches, gt.categories, params)
-        stats = crowd_stats(result.precision, result.recall, params)
         bucket = getattr(gt, "bucket", None)
         if bucket is None:
             raise InputError(gt.source, None, "the crowdpose protocol needs the ground truth loaded by its load()")
-        for b, label in enumerate(BUCKETS):
-            m = _subset(matches, gt, params, bucket[:, b])
-            precision, _, _ = accumulate(
-                m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig,
-                np.array(params.max_dets), params.rec_thrs,
-            )  # fmt: skip
-            stats[f"AP_{label}"] = bucket_ap(precision)
-        return dataclasses.replace(result, protocol="crowdpose", stats=stats, extra_stats={})
+        subsets = [_subset(matches, gt, params, bucket[:, b]) for b in range(len(BUCKETS))]
+        return _result(matches, subsets, gt.categories, params)
+
+    # ---- streaming (deteval.evaluator, deteval.dask): COCO's keypoint rows; each image's bucket, and the
+    # positives of each bucket per category, kept beside them. A target carries its image's ``crowd_index``.
+
+    stream_spec = StreamSpec(formats={"keypoints": STREAM_BOXES}, image_keys=("crowd_index",))
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> CocoParams:
+        if options:
+            rule = f"not an option of protocol {self.name!r}, which has xtcocotools' parameters only"
+            raise InputError(next(iter(options)), None, rule)
+        return self.params(iou_type, compat)
+
+    def stream_config(self, params: CocoParams) -> tuple:
+        return stream_config(params)
+
+    def stream_shape(self, params: CocoParams) -> tuple[int, int, int, int]:
+        n_area = len(params.area_ranges)
+        return n_area, len(params.iou_thrs), n_area * (1 + len(BUCKETS)), len(BUCKETS)
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: CocoParams, extra: Mapping) -> StreamPart:
+        from deteval.accumulate import positives_per_category
+
+        bucket = getattr(gt, "bucket", None)  # loaded (deteval.dask), else from the targets' crowd_index
+        if bucket is None:
+            index = np.asarray(extra["crowd_index"], np.float64)
+            bucket = np.zeros((len(index), len(BUCKETS)), bool)
+            bucket[np.arange(len(index)), _bucket_index(index)] = True
+        part = stream_part(self.match(preds, gt, params), len(gt.categories))
+        n_cat = len(gt.categories)
+        counts = [part.npig]
+        for b in range(len(BUCKETS)):  # as _subset counts them
+            g = bucket[:, b][gt.image]
+            counts.append(
+                positives_per_category(gt.category[g], _gt_area(gt)[g], _gt_ignore(gt)[g], params.area_ranges, n_cat)
+            )
+        npig = np.concatenate(counts, axis=1).astype(np.int64)
+        return dataclasses.replace(part, npig=npig, image_values=bucket.astype(np.float64))
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: CocoParams, extra: Mapping) -> CocoResult:
+        n_area = len(params.area_ranges)
+        all_rows = dataclasses.replace(rows, npig=rows.npig[:, :n_area])
+        m = stream_matches(all_rows)
+        values = rows.image_values if rows.image_values is not None else np.zeros((0, len(BUCKETS)))
+        subsets = []
+        for b in range(len(BUCKETS)):
+            keep = values[:, b][m.det_image] > 0
+            subsets.append(
+                dataclasses.replace(
+                    m,
+                    det_category=m.det_category[keep],
+                    det_image=m.det_image[keep],
+                    det_rank=m.det_rank[keep],
+                    det_score=m.det_score[keep],
+                    state=m.state[keep],
+                    npig=rows.npig[:, n_area * (b + 1) : n_area * (b + 2)],
+                )
+            )
+        result = _result(m, subsets, categories, params)
+        result.summary_lines = self.summarize(result, params)
+        return result
 
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
         iou_all = f"{params.iou_thrs[0]:0.2f}:{params.iou_thrs[-1]:0.2f}"
@@ -202,6 +261,26 @@ class CrowdPoseProtocol(Protocol):
         ]
         lines += [_line("AP", iou_all, label, s[f"AP_{label}"], typed=True) for label in BUCKETS]
         return lines
+
+
+def _bucket_index(crowd_index: np.ndarray) -> np.ndarray:
+    """Each image's bucket (0 easy, 1 medium, 2 hard) from its crowdIndex, as :func:`crowd_buckets` reads it."""
+    return np.where(crowd_index < BUCKET_BOUNDS[0], 0, np.where(crowd_index < BUCKET_BOUNDS[1], 1, 2))
+
+
+def _result(matches: CocoMatches, subsets: list[CocoMatches], categories: Any, params: CocoParams) -> CocoResult:
+    """The result of the matches and of each bucket's (``subsets``, in BUCKETS' order)."""
+    from deteval.accumulate import accumulate
+
+    result = reduce_matches(matches, categories, params)
+    stats = crowd_stats(result.precision, result.recall, params)
+    for m, label in zip(subsets, BUCKETS):
+        precision, _, _ = accumulate(
+            m.det_category, m.det_image, m.det_rank, m.det_score, m.state, m.npig,
+            np.array(params.max_dets), params.rec_thrs,
+        )  # fmt: skip
+        stats[f"AP_{label}"] = bucket_ap(precision)
+    return dataclasses.replace(result, protocol="crowdpose", stats=stats, extra_stats={})
 
 
 CROWDPOSE = CrowdPoseProtocol()

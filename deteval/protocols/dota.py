@@ -27,6 +27,7 @@ the first file and line; ``strict=True`` (``--strict``) makes that an error.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +162,9 @@ class DotaProtocol(VocProtocol):
             gt.boxes, difficult, dt.boxes, groups, list(params.iou_thrs), iou_test=params.iou_test, geometry="quad"
         )
         return voc_matches(outcome, gt, dt, difficult)
+
+    # streaming: VOC's (VocProtocol.stream_match, stream_result), quadrilaterals (n, 8) as given
+    stream_spec = dataclasses.replace(VocProtocol.stream_spec, formats={"bbox": {"poly": "quad"}})
 
     def summarize(self, result, params: DotaParams) -> list[str]:
         lines = super().summarize(result, params)

@@ -26,7 +26,7 @@ Results of categories not in the ground truth are dropped when loaded (with a wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -36,8 +36,8 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol
-from deteval.protocols.coco import CocoMatches, outcomes_of
+from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec
+from deteval.protocols.coco import STREAM_BOXES, CocoMatches, outcomes_of, stream_config, stream_matches, stream_part
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
@@ -309,6 +309,41 @@ class LvisProtocol(Protocol):
 
     def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
         return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
+
+    # ---- streaming (deteval.evaluator, deteval.dask): COCO's rows, the federated lists acting in the match
+
+    stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES}, federated=True,
+                             whole_vocabulary=True)  # fmt: skip
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> LvisParams:
+        """lvis-api's parameters; of the Evaluator's options only ``max_dets``, one integer (the per-image cut)."""
+        options = dict(options)
+        cut = options.pop("max_dets", None)
+        if options:
+            name = next(iter(options))
+            rule = f"{name} is an option of the coco protocol; the lvis protocol's parameters are lvis-api's"
+            raise InputError(name, None, rule)
+        if isinstance(cut, Sequence) and not isinstance(cut, str) and len(cut) == 1:
+            cut = cut[0]
+        if cut is not None and (isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 1):
+            raise InputError("max_dets", None, f"the lvis protocol's max_dets is one positive integer, got {cut!r}")
+        return make_params(iou_type, preset=None if cut is None else {"max_dets": int(cut)})
+
+    def stream_config(self, params: LvisParams) -> tuple:
+        return stream_config(params)
+
+    def stream_shape(self, params: LvisParams) -> tuple[int, int, int, int]:
+        return len(params.area_ranges), len(params.iou_thrs), len(params.area_ranges), 0
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: LvisParams, extra: Mapping) -> StreamPart:
+        if "federated" not in extra:  # a loaded LVIS ground truth (deteval.dask) carries its lists
+            return stream_part(match(preds, gt, params), len(gt.categories))
+        fields = {f: getattr(gt, f) for f in gt.__dataclass_fields__}
+        lvis_gt = LvisGroundTruth(**fields, federated=extra["federated"])
+        return stream_part(match(preds, lvis_gt, params), len(gt.categories))
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: LvisParams, extra: Mapping) -> CocoResult:
+        return result_from_matches(stream_matches(rows), categories, extra["frequency"], params)
 
 
 LVIS = LvisProtocol()

@@ -40,9 +40,9 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol, split_list
+from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec, split_list
 from deteval.result import Outcomes, VocResult
-from deteval.types import Detections, GroundTruth, display_width, pad, printable
+from deteval.types import Detections, GroundTruth, IdTable, display_width, pad, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
 IOU_TYPES = ("bbox",)
@@ -338,6 +338,70 @@ class VocProtocol(Protocol):
                 mean = result.stats["mAP" + ("" if i == 0 else ":" + name)]
                 lines.append(f"mAP (mean over IoU thresholds, {name}) = {mean:.4f}")
         return lines
+
+    # ---- streaming (deteval.evaluator, deteval.dask)
+    #
+    # A detection's outcome depends on its image's rows only, so each batch is matched alone; what is kept is
+    # per detection its image, class, score, outcome at each threshold and its row among its image's rows.
+    # The result ranks them as reduce() does, ties (ties="item") in the order of a dataset that lists the
+    # detections image by image, images ascending by id, each image's rows in the order given: that of
+    # evaluate() on such a dataset, whatever the batches, their order and the shards merged.
+
+    stream_spec = StreamSpec(
+        formats={"bbox": {"xyxy": "xyxy", "xywh": "xywh", "cxcywh": "xywh"}},
+        target_flags=("iscrowd", "ignore", "difficult"),
+    )
+    loading_options: tuple[str, ...] = ("names", "image_set", "box_format", "classes")  # read by load() only
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> VocParams:
+        known = [o.name for o in self.options if o.name not in self.loading_options]
+        for name in options:
+            if name not in known:
+                rule = f"not an option of protocol {self.name!r} in the Evaluator; its options are {', '.join(known)}"
+                raise InputError(name, None, rule)
+        return self.params(iou_type, compat, None, False, **options)
+
+    def stream_shape(self, params: VocParams) -> tuple[int, int, int, int]:
+        return 1, len(params.iou_thrs), 1, 0
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: VocParams, extra: Mapping) -> StreamPart:
+        m = self.match(preds, gt, params)
+        order = np.argsort(preds.image, kind="stable")  # the row of each detection among its image's rows
+        first = np.searchsorted(preds.image[order], preds.image[order])
+        rank = np.empty(len(preds), np.int32)
+        rank[order] = np.arange(len(preds)) - first
+        return StreamPart(
+            det_image=np.asarray(m.image, np.int32),
+            det_category=np.asarray(m.category, np.int32),
+            det_rank=rank,
+            det_score=np.asarray(m.score, np.float64),
+            det_state=np.where(m.outcome == -1, 2, m.outcome).astype(np.int8).T[:, None, :],
+            npig=m.npos[:, None].astype(np.int64),
+            ndet=m.ndet.astype(np.int64),
+        )
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: VocParams, extra: Mapping) -> VocResult:
+        order = np.lexsort((rows.det_rank, rows.det_image))  # the dataset's rows: image by image, each as given
+        state = rows.det_state[order, 0, :].T
+        m = VocMatches(
+            outcome=np.where(state == 2, -1, state).astype(np.int8),
+            category=rows.det_category[order],
+            image=rows.det_image[order],
+            score=rows.det_score[order],
+            npos=rows.npig[:, 0].copy(),
+            ndet=rows.ndet,
+        )
+        result = self.reduce(m, _no_rows(IdTable(rows.image_ids), categories), params)
+        result.replay = None  # the positives' rows are not kept: no bootstrap of a streamed result
+        result.summary_lines = self.summarize(result, params)
+        return result
+
+
+def _no_rows(images: IdTable, categories: IdTable) -> GroundTruth:
+    """A ground truth of no rows over ``images`` and ``categories``: the tables reduce() reads."""
+    z = np.zeros(0, np.int32)
+    b = np.zeros(0, bool)
+    return GroundTruth(z, z, np.zeros((0, 4)), np.zeros(0), b, b, b, np.zeros(0, np.int64), images, categories)
 
 
 def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
