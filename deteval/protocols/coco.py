@@ -28,14 +28,7 @@ from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.protocols.base import Option, Protocol, Replay, kept_replay, split_list
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
-from deteval.protocols.coco_summary import (
-    coco_stats,
-    extra_stats,
-    per_class_rows,
-    stat_reads,
-    stats_of_plan,
-    summary_lines,
-)
+from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, EvalResult, Outcomes
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
@@ -187,9 +180,12 @@ class CocoReplayStats(Replay):
     the stats and extra stats are read."""
 
     def build_index(self):
+        from deteval.protocols.coco_summary import stat_reads
+
         return coco_replay_index(self.record), *stat_reads(self.record.params)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.protocols.coco_summary import stats_of_plan
         from deteval.resample import replicate_arrays
 
         ranked, plan, need = index
