@@ -120,6 +120,24 @@ def test_crowdpose_replicates_and_slices(case):
     _check_lists(_crowd(preds, gt), draws, _crowd_images(gt, preds))
 
 
+def test_crowdpose_bucket_ties_break_by_draw():
+    """Two easy images, a true positive on one and a false positive on the other at one score: a bucket's
+    copies stand in draw order, so drawn [1, 0] the false positive ranks first (AP_easy below 1)."""
+    kpts = [float(v) for j in range(K) for v in (10 + 3 * j, 12 + 2 * j, 2)]
+    images = [{"id": 1, "crowdIndex": 0.1}, {"id": 2, "crowdIndex": 0.1}]
+    anns = [{"id": i, "image_id": i, "category_id": 1, "bbox": [5.0, 5.0, 60.0, 50.0], "area": 3000.0, "iscrowd": 0,
+             "num_keypoints": K, "keypoints": kpts} for i in (1, 2)]  # fmt: skip
+    gt = {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "person"}]}
+    far = [v + 300 if j % 3 != 2 else v for j, v in enumerate(kpts)]
+    preds = [{"image_id": 1, "category_id": 1, "keypoints": kpts, "score": 0.5},
+             {"image_id": 2, "category_id": 1, "keypoints": far, "score": 0.5}]  # fmt: skip
+    result = _crowd(preds, gt)
+    (row,) = stats_of_draws(result, [np.array([1, 0])])
+    alone = _crowd(*reversed(materialise(gt, preds, [1, 0])))
+    assert row.tolist() == list(alone.stats.values())
+    assert alone.stats["AP_easy"] < result.stats["AP_easy"]
+
+
 CROWD = DATA_DIR / "crowdpose"
 
 
