@@ -187,12 +187,13 @@ class OpenImagesReplay:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
-def replay_of(m: OpenImagesMatches, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesReplay | None:
-    """The :class:`OpenImagesReplay` of an evaluation of ``gt`` (None where the matches keep no detection images)."""
-    if m.image is None:
+def replay_of(entries: RankedEntries, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesReplay | None:
+    """The :class:`OpenImagesReplay` of an evaluation of ``gt`` ranking ``entries`` (None where they keep no
+    images)."""
+    if entries.image is None:
         return None
     return OpenImagesReplay(
-        entries=ranked_entries(m, gt, params.group_of_weight),
+        entries=entries,
         gt_image=gt.image,
         gt_category=gt.category,
         group_of=np.asarray(gt.group_of, bool),
@@ -365,7 +366,7 @@ class OpenImagesProtocol(Protocol):
             ap=ap,
             npos=npos.astype(np.float64),
             ndet=ndet,
-            replay=replay_of(m, gt, params),
+            replay=replay_of(e, gt, params),
         )
 
     def summarize(self, result: OpenImagesResult, params: OpenImagesParams) -> list[str]:
