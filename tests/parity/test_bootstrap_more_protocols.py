@@ -28,7 +28,7 @@ from deteval.io.openimages import OpenImagesGroundTruth
 from deteval.slices import slice_stats
 from deteval.types import Detections, GroundTruth, IdTable
 
-EXAMPLES = settings(max_examples=max(25, settings().max_examples // 6), deadline=None)
+EXAMPLES = settings(max_examples=max(30, settings().max_examples // 3), deadline=None)
 TIED = (0.25, 0.5, 0.5, 1.0)
 
 
