@@ -82,7 +82,7 @@ def evaluate(
         input: ignored there.
         Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
     slices : mapping, optional
-        ``{name: [image ids]}`` (``coco``, ``lvis``, ``voc07``, ``voc10``): every stat per slice, in ``result.slices``
+        ``{name: [image ids]}`` (every protocol but LVIS's Fixed AP): every stat per slice, in ``result.slices``
         (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one
         matching pass (:mod:`deteval.slices`; ``slices_by_field`` builds them from an image field).
     **options
@@ -135,13 +135,13 @@ def bootstrap(
 ) -> BootstrapResult:
     """Bootstrap percentile intervals of every stat, from one matching pass.
 
-    ``result`` is a ``coco`` (bbox, segm or keypoints), ``lvis`` (not Fixed AP), ``voc07`` or ``voc10`` result
-    of :func:`evaluate`, or the detections, with ``gt`` and any :func:`evaluate` keywords, to evaluate first.
+    ``result`` is a result of :func:`evaluate` (any protocol but LVIS's Fixed AP), or the detections, with
+    ``gt`` and any :func:`evaluate` keywords, to evaluate first.
     Replicate ``b`` resamples the ground truth's images (in file order) with
     ``idx = np.random.default_rng(seed).integers(0, n_images, n_images)``, the ``b``-th such draw; an image
-    drawn k times counts k times, the images in draw order (how score ties between images break; VOC, which
-    breaks ties by row, sees the detections draw after draw, each image's in their own order). Its stats
-    equal those of evaluating that materialised dataset.
+    drawn k times counts k times, the images in draw order (how score ties between images break; the VOC
+    family and Open Images, which break ties by row, see the rows draw after draw, each image's in their own
+    order). Its stats equal those of evaluating that materialised dataset.
 
     Returns
     -------
@@ -179,7 +179,7 @@ def compare(
     strict: bool = False,
     **options: Any,
 ) -> ComparisonResult:
-    """Paired bootstrap comparison of two models on the same ground truth (``coco``, ``lvis``, ``voc07``, ``voc10``).
+    """Paired bootstrap comparison of two models on the same ground truth (any protocol but LVIS's Fixed AP).
 
     ``a`` and ``b`` are two results of :func:`evaluate` on the same ground truth, or two detection
     inputs with ``gt`` (evaluated here: the ground truth is loaded once, each model matched once). Each

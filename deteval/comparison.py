@@ -92,7 +92,7 @@ def _p_value(deltas: np.ndarray) -> float:
 def compare_results(
     result_a: EvalResult, result_b: EvalResult, n: int = 1000, seed: int = 0, level: float = 0.95
 ) -> ComparisonResult:
-    """Compare two ``coco``, ``lvis``, ``voc07`` or ``voc10`` results of :func:`deteval.evaluate` on the same
+    """Compare two results of :func:`deteval.evaluate` (of a protocol that provides replay) on the same
     ground truth and parameters (module docstring)."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")

@@ -7,10 +7,12 @@ order. An image drawn ``k`` times counts as ``k`` distinct images (its ground tr
 repeated), and the images stand in draw order (the ``j``-th draw is the ``j``-th image), which fixes how
 score ties between images break (pycocotools breaks them by image order). A replicate's stats are those
 of evaluating that materialised dataset (images renumbered ``1..n`` in draw order): its matching is the
-original's, image by image, so only accumulation is redone (:mod:`deteval.resample` for the coco and lvis
-protocols, :mod:`deteval.resample_voc` for voc07 and voc10). VOC breaks score ties by row, not by image: the
-materialised dataset's detections stand draw after draw, each image's in their original row order. VOC's
-file formats keep no image order (XML folders, per-image text files): their images are resampled in id order.
+original's, image by image, so only accumulation is redone, by the protocol's replay
+(:meth:`deteval.protocols.base.Protocol.replay`: :mod:`deteval.resample` for the COCO family,
+:mod:`deteval.resample_voc` for the VOC family and Open Images). The VOC family and Open Images break score
+ties by row, not by image: the materialised dataset's rows stand draw after draw, each image's in their
+original order. File formats that keep no image order (XML folders, per-image text files, CSV) have their
+images resampled in id order.
 
 An interval is the percentile interval of the replicates' values: ``np.quantile`` (linear) at
 ``(1 - level) / 2`` and ``(1 + level) / 2`` over the replicates where the stat is defined (not -1, the
@@ -23,12 +25,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from deteval.protocols.base import Replay
 
 __all__ = [
     "BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "replay_of_result", "stats_of_draws",
@@ -90,125 +95,12 @@ def _num(v: float) -> str:
     return f"{v:7.4f}" if math.isfinite(v) else f"{'nan':>7}"
 
 
-REPLAYED = ("coco", "lvis", "voc07", "voc10")  # the protocols whose results keep what a replicate re-ranks
+def replay_of_result(result: EvalResult) -> Replay:
+    """The result's replay (:class:`~deteval.protocols.base.Replay`), from its protocol; InputError where the
+    protocol or the result has none."""
+    from deteval import protocols
 
-
-def replay_of_result(result: EvalResult):
-    """The result's replay (``CocoReplay``, ``LvisReplay`` or ``VocReplay``), or InputError saying why there is none."""
-    replay = getattr(result, "replay", None)
-    if replay is None or result.protocol not in REPLAYED:
-        if result.protocol not in REPLAYED:
-            why = f"the {result.protocol!r} protocol is not supported"
-        elif result.protocol == "lvis" and result.params.get("max_dets_per_cat", -1) >= 0:
-            why = "Fixed AP's cut per category over the dataset changes with the images drawn"
-        else:
-            why = "this result keeps none (evaluate with deteval.evaluate(), not the Evaluator)"
-        rule = f"bootstrap, compare and slices re-rank the matches of {', '.join(REPLAYED)} results: {why}"
-        raise InputError("result", None, rule)
-    return replay
-
-
-def _cached(replay, key: str, build):
-    """``build()``, cached on the replay (a frozen dataclass, so by __dict__; not pickled)."""
-    cached = replay.__dict__.get(key)
-    if cached is None:
-        cached = build()
-        object.__setattr__(replay, key, cached)
-    return cached
-
-
-def _index(replay):
-    """The replay's ranked index (:mod:`deteval.resample`, :mod:`deteval.resample_voc`), built once per replay."""
-    if replay.__dict__.get("_index") is not None:
-        return replay.__dict__["_index"]
-    if hasattr(replay, "pos_image"):  # VOC
-        from deteval.resample_voc import build_voc_index
-
-        m = replay.matches
-        args = (m.category, m.image, m.score, m.outcome, replay.pos_image, replay.pos_category, replay.n_cat)
-        return _cached(replay, "_index", lambda: build_voc_index(*args, len(replay.image_ids)))
-    from deteval.resample import build_index
-
-    m, params = replay.matches, replay.params
-    max_dets = getattr(replay, "max_dets", None) or params.max_dets  # LVIS: no cut per (image, category)
-    index = build_index(
-        m.det_category, m.det_image, m.det_rank, m.det_score, m.state, replay.gt_image, replay.gt_category,
-        replay.gt_counted, m.npig.shape[0], len(replay.image_ids), np.array(max_dets), params.rec_thrs,
-    )  # fmt: skip
-    return _cached(replay, "_index", lambda: index)
-
-
-def _plan(replay):
-    """The stats' reading plan (coco_summary.stat_plan) and the (area, max dets) pairs whose precision
-    it reads, once per replay."""
-
-    def build():
-        from deteval.protocols.coco_summary import stat_plan
-
-        params = replay.params
-        plan = stat_plan(params)
-        need = np.zeros((len(params.area_labels), len(params.max_dets)), np.bool_)
-        for _, is_ap, _, a, m in plan:
-            if is_ap:
-                need[np.ix_(a, m)] = True
-        return plan, need
-
-    return _cached(replay, "_plan", build)
-
-
-def _mean_valid(s: np.ndarray) -> float:
-    valid = s[s > -1]  # 1-D, in C order: the entries np.mean sums in pycocotools' _summarize
-    return -1.0 if len(valid) == 0 else float(np.mean(valid))
-
-
-def _stats_of_arrays(precision: np.ndarray, recall: np.ndarray, plan) -> list[float]:
-    """pycocotools' ``_summarize`` means from arrays laid out ``[A, M, T, ...]``: the same entries in the
-    same order, so the same floats."""
-    from deteval.resample import as_pycocotools
-
-    out = []
-    for _, is_ap, t, a, m in plan:
-        arr = precision if is_ap else recall
-        if len(a) == 1 and len(m) == 1:
-            out.append(_mean_valid(arr[a[0], m[0]][t]))
-        else:  # a repeated label or max dets: pycocotools' own indexing
-            out.append(_mean_valid(as_pycocotools(precision, recall)[0 if is_ap else 1][t][..., a, m]))
-    return out
-
-
-def _one(index, draw: np.ndarray, plan, need) -> list[float]:
-    from deteval.resample import replicate_arrays
-
-    precision, recall = replicate_arrays(index, draw, need)
-    return _stats_of_arrays(precision, recall, plan)
-
-
-def _one_lvis(index, replay, draw: np.ndarray) -> list[float]:
-    """lvis-api's stats of a replicate: its arrays with the max-dets axis of one dropped."""
-    from deteval.protocols.lvis_summary import lvis_stats
-    from deteval.resample import as_pycocotools, replicate_arrays
-
-    p = replay.params
-    precision, recall = as_pycocotools(*replicate_arrays(index, draw))
-    stats = lvis_stats(precision[..., 0], recall[..., 0], replay.frequency, p.iou_thrs, p.area_labels, p.max_dets_label)
-    return list(stats.values())
-
-
-def _one_voc(index, replay, by_draw: bool, draw: np.ndarray) -> list[float]:
-    """The VOC protocol's stats of a replicate: the integrators on its ranking, as ``VocProtocol.reduce``."""
-    from deteval import integrators as integ
-    from deteval.protocols.voc import stats_of_ap
-    from deteval.resample_voc import voc_replicate
-
-    p = replay.params
-    outcome, scores, offsets, npos = voc_replicate(index, draw, by_draw)
-    ap = np.empty((len(p.iou_thrs), len(npos), len(p.integrators)))
-    for t in range(len(p.iou_thrs)):
-        o = outcome[t]
-        ap[t] = integ.average_precision_segments(
-            o == 1, o == 0, offsets, npos, list(p.integrators), ties=p.ties, scores=scores, grid=p.grid
-        )
-    return list(stats_of_ap(ap, npos > 0, p).values())
+    return protocols.get(result.protocol).replay(result)
 
 
 def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray], by_draw: bool = True) -> np.ndarray:
@@ -217,8 +109,8 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray], by_draw: boo
     ``(len(draws), n_stats)``, on threads (the same numbers whatever their count).
 
     ``by_draw``: the images' rows stand in draw order (a bootstrap replicate's materialised dataset); False
-    for a slice (each image once), whose rows keep their original order. Only VOC, which breaks score
-    ties by row, not by image, tells the two apart.
+    for a slice (each image once), whose rows keep their original order. Only a protocol that breaks score
+    ties by row, not by image (the VOC family, Open Images), tells the two apart.
     """
     return stats_of_draws_many([result], draws, by_draw)[0]
 
@@ -226,14 +118,7 @@ def stats_of_draws(result: EvalResult, draws: Sequence[np.ndarray], by_draw: boo
 def _replicate_fn(result: EvalResult, by_draw: bool):
     """The function of a draw giving ``result``'s stats on it; its index is built here, in this thread
     (building one runs kernels on the pool)."""
-    replay = replay_of_result(result)
-    index = _index(replay)
-    if result.protocol == "coco":
-        plan, need = _plan(replay)
-        return partial(_one, index, plan=plan, need=need)
-    if result.protocol == "lvis":
-        return partial(_one_lvis, index, replay)
-    return partial(_one_voc, index, replay, by_draw)
+    return replay_of_result(result).replicate_fn(by_draw)
 
 
 def stats_of_draws_many(
@@ -277,8 +162,8 @@ def percentile_intervals(replicates: np.ndarray, names: Sequence[str], level: fl
 
 
 def bootstrap_result(result: EvalResult, n: int = 1000, seed: int = 0, level: float = 0.95) -> BootstrapResult:
-    """Bootstrap ``result`` (a ``coco``, ``lvis``, ``voc07`` or ``voc10`` result of :func:`deteval.evaluate`):
-    see the module docstring."""
+    """Bootstrap ``result`` (a result of :func:`deteval.evaluate` whose protocol provides replay): see the
+    module docstring."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")
     if not 0 < level < 1:

@@ -2,8 +2,9 @@
 
 A slice is a named list of image ids; its stats are those of evaluating its images alone (pycocotools
 with ``params.imgIds`` set to them): matching is per image, so the slice's images keep their matches
-and only accumulation is redone, over them, in id order (:mod:`deteval.resample`; for VOC, which breaks
-score ties by row, the detections keep their row order, :mod:`deteval.resample_voc`). Slices come from a
+and only accumulation is redone, over them, in id order, by the protocol's replay (:mod:`deteval.resample`;
+for the protocols that break score ties by row, the VOC family and Open Images, the rows keep their order,
+:mod:`deteval.resample_voc`). Slices come from a
 mapping ``{name: [image ids]}`` (``--slices FILE.json``) or from a field of the ground truth's image
 records (``--slice-by KEY``: one slice per value, named by it).
 """
@@ -25,9 +26,9 @@ __all__ = ["read_slices", "slice_stats", "slices_by_field"]
 
 
 def slice_stats(result: EvalResult, slices: Mapping[str, Sequence[Any]]) -> dict[str, dict[str, float]]:
-    """``{slice name: {stat: value}}`` (``stats`` then ``extra_stats``) of a ``coco``, ``lvis``, ``voc07`` or
-    ``voc10`` result of :func:`deteval.evaluate`, each equal to evaluating the slice's images alone. A
-    repeated id counts once."""
+    """``{slice name: {stat: value}}`` (``stats`` then ``extra_stats``) of a result of :func:`deteval.evaluate`
+    (of a protocol that provides replay), each equal to evaluating the slice's images alone. A repeated id
+    counts once."""
     if not isinstance(slices, Mapping):
         raise InputError("slices", None, "slices must map a name to a list of image ids")
     replay = replay_of_result(result)
@@ -49,7 +50,7 @@ def slice_stats(result: EvalResult, slices: Mapping[str, Sequence[Any]]) -> dict
         draws.append(np.unique(index).astype(np.int64))  # id order, as pycocotools sorts imgIds
     names = [str(n) for n in slices]
     stat_names = [*result.stats, *(getattr(result, "extra_stats", {}) or {})]
-    rows = stats_of_draws(result, draws, by_draw=False)  # VOC: a slice's rows keep their order
+    rows = stats_of_draws(result, draws, by_draw=False)  # a slice's rows keep their order
     return {name: dict(zip(stat_names, map(float, row))) for name, row in zip(names, rows)}
 
 

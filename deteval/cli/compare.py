@@ -12,8 +12,8 @@ from deteval.errors import InputError
 
 
 def _parser() -> argparse.ArgumentParser:
+    from deteval import protocols
     from deteval.cli.parse import interval_level, positive_int
-    from deteval.intervals import REPLAYED
 
     p = argparse.ArgumentParser(
         prog="deteval compare",
@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("preds_a", help="model A's detections")
     p.add_argument("preds_b", help="model B's detections")
     p.add_argument("gt", help="the ground truth")
-    p.add_argument("--protocol", default="coco", choices=list(REPLAYED), help="the protocol (default coco)")
+    p.add_argument("--protocol", default="coco", choices=protocols.available(), help="the protocol (default coco)")
     p.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "keypoints"], help="what is compared")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="replicates (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")

@@ -234,8 +234,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=positive_int,
         metavar="N",
-        help="bootstrap percentile intervals of every stat from N resamples of the images (coco, lvis, voc07, voc10; "
-        "printed, and under 'bootstrap' in --json)",
+        help="bootstrap percentile intervals of every stat from N resamples of the images (every protocol but "
+        "lvis --fixed-ap; printed, and under 'bootstrap' in --json)",
     )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")
     p.add_argument(
@@ -247,7 +247,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--slices",
         metavar="FILE",
-        help='every stat per slice of the images: a JSON file {"name": [image ids], ...} (coco, lvis, voc07, voc10)',
+        help='every stat per slice of the images: a JSON file {"name": [image ids], ...} (not lvis --fixed-ap)',
     )
     p.add_argument(
         "--slice-by", metavar="KEY", help="every stat per value of a field of the ground truth's image records"

@@ -55,8 +55,9 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
             raise InputError(preset.source, exc.source, exc.rule) from None
         raise
     if getattr(args, "lrp", False):
-        if args.protocol != "coco":
-            raise InputError("--lrp", None, f"optimal LRP is defined for --protocol coco, not {args.protocol}")
+        if not proto.supports("lrp", args.iou_type):
+            where = _defined_for("lrp", with_iou_types=False)
+            raise InputError("--lrp", None, f"optimal LRP is defined for {where}, not {args.protocol}")
         import dataclasses
 
         params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
@@ -129,11 +130,20 @@ def _tide(args: argparse.Namespace, dets: Any, gt: Any):
     by which tidecv breaks score ties)."""
     from deteval.tide import tide_from_containers
 
-    if args.protocol != "coco" or args.iou_type not in ("bbox", "segm"):
-        raise ValueError(
-            f"TIDE is defined for --protocol coco --iou-type bbox or segm, not {args.protocol} {args.iou_type}"
-        )
+    if not protocols.get(args.protocol).supports("tide", args.iou_type):
+        where = _defined_for("tide", with_iou_types=True)
+        raise ValueError(f"TIDE is defined for {where}, not {args.protocol} {args.iou_type}")
     return tide_from_containers(dets, gt, iou_type=args.iou_type)
+
+
+def _defined_for(analysis: str, with_iou_types: bool) -> str:
+    """The protocols (and iou types) that define ``analysis``, as flags: ``--protocol coco --iou-type bbox or segm``."""
+    parts = []
+    for name in protocols.available():
+        iou_types = protocols.get(name).analyses.get(analysis)
+        if iou_types:
+            parts.append(f"--protocol {name}" + (f" --iou-type {' or '.join(iou_types)}" if with_iou_types else ""))
+    return "; ".join(parts) or "no protocol"
 
 
 def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:

@@ -19,6 +19,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -28,7 +29,6 @@ from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
 
 STREAMING = "streaming evaluation (Evaluator, Dask)"
-
 
 @dataclass(frozen=True)
 class Option:
@@ -147,6 +147,9 @@ class Protocol(ABC):
 
     # option keywords renamed since, old -> new: still accepted, with a DeprecationWarning
     renamed_options: ClassVar[dict[str, str]] = {}
+    # the analyses of the loaded inputs or matches the protocol defines (the CLI's --lrp, --tide), by name,
+    # with the iou types each is defined for
+    analyses: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
     def params(
         self,
@@ -245,6 +248,15 @@ class Protocol(ABC):
         """The result of every shard's rows, merged: :meth:`evaluate`'s (see the protocol for its row order)."""
         raise self.unsupported(STREAMING)
 
+    def supports(self, analysis: str, iou_type: str) -> bool:
+        """Whether ``analysis`` (a key of :attr:`analyses`) is defined for this protocol and ``iou_type``."""
+        return iou_type in self.analyses.get(analysis, ())
+
+    def replay(self, result: EvalResult) -> Replay:
+        """What bootstrap, compare and slices re-rank of ``result`` (:class:`Replay`); InputError where the
+        protocol or the result has none."""
+        raise self.unsupported("bootstrap, compare and slices")
+
     def evaluate(
         self,
         preds: Any,
@@ -266,3 +278,63 @@ class Protocol(ABC):
         result = self.reduce(self.match(preds, gt, params), gt, params)
         result.summary_lines = self.summarize(result, params)
         return result
+
+
+REPLAY_CAPABILITY = "bootstrap, compare and slices"
+
+
+def kept_replay(result: EvalResult) -> Any:
+    """The replay record ``result`` keeps (``EvalResult.replay``), or the InputError saying it keeps none."""
+    if result.replay is None:
+        why = "this result keeps none (evaluate with deteval.evaluate(), not the Evaluator)"
+        raise replay_refused(result, why)
+    return result.replay
+
+
+def replay_refused(result: EvalResult, why: str) -> InputError:
+    """The error for a result of a protocol with replay that cannot be replayed, saying ``why``."""
+    return InputError("result", None, f"{REPLAY_CAPABILITY} re-rank the matches of {result.protocol} results: {why}")
+
+
+class Replay(ABC):
+    """One result's replay: its images, and the stats of any list of them (a bootstrap replicate, a slice)
+    as evaluating that materialised dataset gives them (the rule in :mod:`deteval.intervals`).
+
+    ``record`` is what the result keeps (``EvalResult.replay``, pickled with it); the index a replicate
+    walks is built from it once and cached on it (under ``_index``, which its ``__getstate__`` drops).
+    """
+
+    def __init__(self, record: Any) -> None:
+        self.record = record
+
+    @property
+    def image_ids(self) -> np.ndarray:
+        """The ids of the dense image indices, sorted."""
+        return self.record.image_ids
+
+    @property
+    def file_order(self) -> np.ndarray:
+        """The dense index of each image in the file's order (the order a bootstrap draws from)."""
+        return self.record.file_order
+
+    def replicate_fn(self, by_draw: bool = True) -> Callable[[np.ndarray], list[float]]:
+        """The function of a draw (dense image indices, in the order they stand) giving its stats (``stats``
+        then ``extra_stats``). The index is built here, in the calling thread (building one may run kernels
+        on the pool); the function holds no state and runs on any thread.
+
+        ``by_draw``: the images' rows stand in draw order (a bootstrap replicate); False for a slice (each
+        image once), whose rows keep their original order. Only a protocol that breaks score ties by row
+        tells the two apart."""
+        index = self.record.__dict__.get("_index")
+        if index is None:
+            index = self.build_index()
+            object.__setattr__(self.record, "_index", index)  # the records are frozen dataclasses
+        return partial(self.replicate, index, by_draw=by_draw)
+
+    @abstractmethod
+    def build_index(self) -> Any:
+        """What a replicate walks, built once per record."""
+
+    @abstractmethod
+    def replicate(self, index: Any, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        """The stats of the images ``draw`` (see :meth:`replicate_fn`)."""

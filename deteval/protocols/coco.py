@@ -26,16 +26,25 @@ import numpy as np
 from deteval.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
-from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec, split_list
+from deteval.protocols.base import (
+    Option,
+    Protocol,
+    Replay,
+    StreamPart,
+    StreamRows,
+    StreamSpec,
+    kept_replay,
+    split_list,
+)
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
-from deteval.result import CocoResult, Outcomes
+from deteval.result import CocoResult, EvalResult, Outcomes
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = [
-    "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "replay_of", "make_params", "match",
-    "result_from_matches", "stream_matches", "stream_part",
+    "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "CocoReplayStats", "coco_replay_index",
+    "replay_of", "make_params", "match", "result_from_matches", "stream_matches", "stream_part",
 ]  # fmt: skip
 
 
@@ -160,6 +169,36 @@ def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> Coco
         file_order=images.file_order(),
         params=params,
     )
+
+
+def coco_replay_index(record: CocoReplay, max_dets: Any = None):
+    """The ranked index (:func:`deteval.resample.build_index`) of a :class:`CocoReplay` (or a record with its
+    fields), cut at ``max_dets`` per (image, category) (default: the parameters')."""
+    from deteval.resample import build_index
+
+    m, params = record.matches, record.params
+    return build_index(
+        m.det_category, m.det_image, m.det_rank, m.det_score, m.state, record.gt_image, record.gt_category,
+        record.gt_counted, m.npig.shape[0], len(record.image_ids),
+        np.array(params.max_dets if max_dets is None else max_dets), params.rec_thrs,
+    )  # fmt: skip
+
+
+class CocoReplayStats(Replay):
+    """COCO's replay: a list of images re-accumulated from the matches (:mod:`deteval.resample`), read as
+    the stats and extra stats are read."""
+
+    def build_index(self):
+        from deteval.protocols.coco_summary import stat_reads
+
+        return coco_replay_index(self.record), *stat_reads(self.record.params)
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.protocols.coco_summary import stats_of_plan
+        from deteval.resample import replicate_arrays
+
+        ranked, plan, need = index
+        return stats_of_plan(*replicate_arrays(ranked, draw, need), plan)
 
 
 def _need(container, key: str, iou_type: str):
@@ -298,6 +337,7 @@ class CocoProtocol(Protocol):
     preset_name = "coco"
     Params = CocoParams
     Result = CocoResult
+    analyses = {"lrp": IOU_TYPES, "tide": ("bbox", "segm")}  # optimal LRP (deteval.lrp), TIDE (deteval.tide)
     options = (
         Option("iou_thrs", "--iou-thrs", "IoU thresholds (default: .50:.05:.95)", "list",
                _numbers(float, "IoU thresholds"), metavar="T"),
@@ -415,6 +455,9 @@ def _row_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.
         key = (category.astype(np.int64) * n_img + image) * n_rank + rank
         return np.argsort(key, kind="stable")
     return np.lexsort((rank, image, category))
+
+    def replay(self, result: EvalResult) -> CocoReplayStats:
+        return CocoReplayStats(kept_replay(result))
 
 
 COCO = CocoProtocol()

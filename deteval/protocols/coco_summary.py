@@ -20,7 +20,7 @@ from deteval.types import IdTable
 
 
 def _mean_valid(s: np.ndarray) -> float:
-    valid = s[s > -1]
+    valid = s[s > -1]  # 1-D, in C order: the entries np.mean sums in pycocotools' _summarize
     return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
@@ -136,6 +136,32 @@ def stat_plan(params: CocoParams) -> list[tuple[str, bool, np.ndarray, list[int]
         t, a, m = _summarize_indices(thr, params, iou, area, max_det)
         plan.append((name, is_ap, t, a, m))
     return plan
+
+
+def stat_reads(params: CocoParams) -> tuple[list, np.ndarray]:
+    """:func:`stat_plan` and the (area range, max dets) pairs whose precision it reads, bool ``(A, M)``."""
+    plan = stat_plan(params)
+    need = np.zeros((len(params.area_labels), len(params.max_dets)), np.bool_)
+    for _, is_ap, _, a, m in plan:
+        if is_ap:
+            need[np.ix_(a, m)] = True
+    return plan, need
+
+
+def stats_of_plan(precision: np.ndarray, recall: np.ndarray, plan) -> list[float]:
+    """pycocotools' ``_summarize`` means from re-accumulated arrays laid out ``[A, M, T, ...]``
+    (:func:`deteval.resample.replicate_arrays`), read by :func:`stat_plan`: the same entries in the same
+    order, so the same floats as :func:`coco_stats` then :func:`extra_stats`."""
+    from deteval.resample import as_pycocotools
+
+    out = []
+    for _, is_ap, t, a, m in plan:
+        arr = precision if is_ap else recall
+        if len(a) == 1 and len(m) == 1:
+            out.append(_mean_valid(arr[a[0], m[0]][t]))
+        else:  # a repeated label or max dets: pycocotools' own indexing
+            out.append(_mean_valid(as_pycocotools(precision, recall)[0 if is_ap else 1][t][..., a, m]))
+    return out
 
 
 def _summary_line(params: CocoParams, is_ap: bool, iou: float | None, area: str, max_det: int, value: float) -> str:

@@ -34,22 +34,28 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.io.json_source import read_json
-from deteval.protocols.base import Protocol, StreamPart, StreamRows, StreamSpec
+from deteval.protocols.base import Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay
 from deteval.protocols.coco import (
     STREAM_BOXES,
     CocoMatches,
+    CocoReplay,
+    coco_replay_index,
     make_params,
     match,
     reduce_matches,
+    replay_of,
     stream_config,
     stream_matches,
     stream_part,
 )
 from deteval.protocols.coco_params import CocoParams
-from deteval.result import CocoResult
+from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
 
-__all__ = ["CROWDPOSE", "CrowdPoseGroundTruth", "CrowdPoseProtocol", "crowd_buckets"]
+__all__ = [
+    "CROWDPOSE", "CrowdPoseGroundTruth", "CrowdPoseProtocol", "CrowdPoseReplay", "CrowdPoseReplayStats",
+    "crowd_buckets", "crowd_replay_of",
+]  # fmt: skip
 
 BUCKETS = ("easy", "medium", "hard")
 BUCKET_BOUNDS = (0.2, 0.8)  # easy: crowdIndex < 0.2, medium: < 0.8, hard: the rest (xtcocotools' get_type_result)
@@ -137,6 +143,46 @@ def bucket_ap(precision: np.ndarray) -> float:
     return float(round(np.mean(np.ascontiguousarray(precision)[:, :, :, 0, :]), 4))
 
 
+@dataclass(frozen=True, eq=False)
+class CrowdPoseReplay(CocoReplay):
+    """COCO's replay record (the ground truth's area and ignore flags as xtcocotools reads them) with each
+    image's buckets: a copy of an image keeps its crowdIndex."""
+
+    bucket: np.ndarray | None = None  # bool (I, 3)
+
+
+def crowd_replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CrowdPoseReplay:
+    """The :class:`CrowdPoseReplay` of an evaluation of ``gt`` (loaded by :meth:`CrowdPoseProtocol.load`)."""
+    # coco's record counts a positive by gt_ignored (compat, keypoints: crowd or no keypoints, as _gt_ignore)
+    # and the area ranges, here on xtcocotools' area
+    base = replay_of(matches, dataclasses.replace(gt, area=_gt_area(gt)), params)
+    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(CocoReplay)}
+    return CrowdPoseReplay(**fields, bucket=getattr(gt, "bucket", None))
+
+
+class CrowdPoseReplayStats(Replay):
+    """CrowdPose's replay: COCO's re-accumulation (:mod:`deteval.resample`) of the images drawn for the six
+    stats, and of the drawn images of each bucket, in draw order, for its AP (as :meth:`CrowdPoseProtocol.reduce`
+    evaluates each bucket alone)."""
+
+    def build_index(self):
+        params = self.record.params
+        first_area = np.zeros((len(params.area_labels), len(params.max_dets)), np.bool_)
+        first_area[0] = True  # a bucket's AP reads area index 0 only
+        return coco_replay_index(self.record), first_area
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.resample import as_pycocotools, replicate_arrays
+
+        ranked, first_area = index
+        params, bucket = self.record.params, self.record.bucket
+        stats = crowd_stats(*as_pycocotools(*replicate_arrays(ranked, draw)), params)
+        for b, label in enumerate(BUCKETS):
+            precision, _ = as_pycocotools(*replicate_arrays(ranked, draw[bucket[draw, b]], first_area))
+            stats[f"AP_{label}"] = bucket_ap(precision)
+        return list(stats.values())
+
+
 def _line(kind: str, iou: str, label: str, value: float, typed: bool = False) -> str:
     title, short = ("Average Precision", "(AP)") if kind == "AP" else ("Average Recall", "(AR)")
     if typed:  # the bucket lines: "type=" and a value without a sign column
@@ -189,7 +235,8 @@ class CrowdPoseProtocol(Protocol):
         if bucket is None:
             raise InputError(gt.source, None, "the crowdpose protocol needs the ground truth loaded by its load()")
         subsets = [_subset(matches, gt, params, bucket[:, b]) for b in range(len(BUCKETS))]
-        return _result(matches, subsets, gt.categories, params)
+        result = _result(matches, subsets, gt.categories, params)
+        return dataclasses.replace(result, replay=crowd_replay_of(matches, gt, params))
 
     # ---- streaming (deteval.evaluator, deteval.dask): COCO's keypoint rows; each image's bucket, and the
     # positives of each bucket per category, kept beside them. A target carries its image's ``crowd_index``.
@@ -261,6 +308,9 @@ class CrowdPoseProtocol(Protocol):
         ]
         lines += [_line("AP", iou_all, label, s[f"AP_{label}"], typed=True) for label in BUCKETS]
         return lines
+
+    def replay(self, result: EvalResult) -> CrowdPoseReplayStats:
+        return CrowdPoseReplayStats(kept_replay(result))
 
 
 def _bucket_index(crowd_index: np.ndarray) -> np.ndarray:

@@ -36,13 +36,33 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec
-from deteval.protocols.coco import STREAM_BOXES, CocoMatches, outcomes_of, stream_config, stream_matches, stream_part
+from deteval.protocols.base import (
+    Option,
+    Protocol,
+    Replay,
+    StreamPart,
+    StreamRows,
+    StreamSpec,
+    kept_replay,
+    replay_refused,
+)
+from deteval.protocols.coco import (
+    STREAM_BOXES,
+    CocoMatches,
+    coco_replay_index,
+    outcomes_of,
+    stream_config,
+    stream_matches,
+    stream_part,
+)
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
-from deteval.result import CocoResult
+from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
 
-__all__ = ["LVIS", "LvisParams", "LvisProtocol", "LvisReplay", "make_params", "replay_of", "result_from_matches"]
+__all__ = [
+    "LVIS", "LvisParams", "LvisProtocol", "LvisReplay", "LvisReplayStats", "make_params", "replay_of",
+    "result_from_matches",
+]  # fmt: skip
 
 IOU_TYPES = ("bbox", "segm")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
@@ -277,6 +297,21 @@ def replay_of(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> 
     )
 
 
+class LvisReplayStats(Replay):
+    """LVIS's replay: COCO's re-accumulation without a cut per (image, category), read as lvis-api's results."""
+
+    def build_index(self):
+        return coco_replay_index(self.record, self.record.max_dets)
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.resample import as_pycocotools, replicate_arrays
+
+        r, p = self.record, self.record.params
+        precision, recall = as_pycocotools(*replicate_arrays(index, draw))  # the max-dets axis holds one entry
+        stats = lvis_stats(precision[..., 0], recall[..., 0], r.frequency, p.iou_thrs, p.area_labels, p.max_dets_label)
+        return list(stats.values())
+
+
 class LvisProtocol(Protocol):
     """LVIS v0.5/v1 detection and instance segmentation, as lvis-api 0.5.3 evaluates them."""
 
@@ -344,6 +379,11 @@ class LvisProtocol(Protocol):
 
     def stream_result(self, rows: StreamRows, categories: IdTable, params: LvisParams, extra: Mapping) -> CocoResult:
         return result_from_matches(stream_matches(rows), categories, extra["frequency"], params)
+
+    def replay(self, result: EvalResult) -> LvisReplayStats:
+        if result.params.get("max_dets_per_cat", -1) >= 0:
+            raise replay_refused(result, "Fixed AP's cut per category over the dataset changes with the images drawn")
+        return LvisReplayStats(kept_replay(result))
 
 
 LVIS = LvisProtocol()

@@ -34,7 +34,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol
+from deteval.protocols.base import Option, Protocol, Replay, kept_replay
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, printable, sorted_unique
 
@@ -110,6 +110,7 @@ class OpenImagesMatches:
     group_score: np.ndarray  # float64 (N,)
     category: np.ndarray  # int32 (D,)
     score: np.ndarray  # float64 (D,)
+    image: np.ndarray | None = None  # int32 (D,): what a replay of the images needs
 
 
 @dataclass(repr=False)
@@ -121,6 +122,148 @@ class OpenImagesResult(EvalResult):
     ap: np.ndarray | None = None  # float64 (K,)
     npos: np.ndarray | None = None  # float64 (K,): normal boxes + group_of_weight per group-of box
     ndet: np.ndarray | None = None  # int64 (K,): detections evaluated (TP, FP or absorbed)
+
+
+@dataclass(frozen=True)
+class RankedEntries:
+    """What the ranking holds: the detections that are a TP or an FP (in row order), then the group-of boxes
+    that absorbed a positive score (in ground-truth row order), each a TP of weight ``group_of_weight`` at
+    that score."""
+
+    image: np.ndarray | None  # int64 (E,), None where the matches keep no detection images
+    category: np.ndarray  # int64 (E,)
+    score: np.ndarray  # float64 (E,)
+    tp_weight: np.ndarray  # float64 (E,)
+    fp: np.ndarray  # bool (E,)
+    group: np.ndarray  # bool (E,): a group-of entry
+
+
+def ranked_entries(m: OpenImagesMatches, gt: GroundTruth, w: float) -> RankedEntries:
+    """The :class:`RankedEntries` of an evaluation (``w``: the group-of weight)."""
+    from deteval.matching.openimages import FP, TP
+
+    ranked = (m.outcome == TP) | (m.outcome == FP)
+    won = gt.group_of & (m.group_score > 0) & (w > 0)  # group-of boxes that absorbed a positive score
+    n_won = int(won.sum())
+    return RankedEntries(
+        image=None if m.image is None else np.concatenate([m.image[ranked], gt.image[won]]).astype(np.int64),
+        category=np.concatenate([m.category[ranked], gt.category[won]]).astype(np.int64),
+        score=np.concatenate([m.score[ranked], m.group_score[won]]),
+        tp_weight=np.concatenate([(m.outcome[ranked] == TP).astype(np.float64), np.full(n_won, w)]),
+        fp=np.concatenate([m.outcome[ranked] == FP, np.zeros(n_won, bool)]),
+        group=np.concatenate([np.zeros(int(ranked.sum()), bool), np.ones(n_won, bool)]),
+    )
+
+
+def rank_entries(e: RankedEntries, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, offsets)``: by class (stable counting sort), then by descending score (stable): detections
+    first on ties, then group-of entries (as rank_by_category's lexsort, in linear passes)."""
+    from deteval.sorting import counting_sort, sort_slices_by_score_desc
+
+    order = counting_sort(e.category, None, n_cat)
+    offsets = np.zeros(n_cat + 1, np.int64)
+    np.cumsum(np.bincount(e.category, minlength=n_cat), out=offsets[1:])
+    sort_slices_by_score_desc(order, offsets, np.ascontiguousarray(e.score))
+    return order, offsets
+
+
+@dataclass(frozen=True, eq=False)
+class OpenImagesReplay:
+    """What re-ranking a resample or a slice of the images needs (bootstrap, slices, compare): the ranked
+    entries, the ground truth's images, classes and group-of flags, the image table's file order and the
+    group-of weight. Kept on the result by :meth:`OpenImagesProtocol.reduce`."""
+
+    entries: RankedEntries
+    gt_image: np.ndarray  # int32 (N,)
+    gt_category: np.ndarray  # int32 (N,)
+    group_of: np.ndarray  # bool (N,)
+    image_ids: np.ndarray  # (I,), sorted
+    file_order: np.ndarray  # int64 (I,)
+    n_cat: int
+    group_of_weight: float
+
+    def __getstate__(self) -> dict:
+        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def replay_of(entries: RankedEntries, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesReplay | None:
+    """The :class:`OpenImagesReplay` of an evaluation of ``gt`` ranking ``entries`` (None where they keep no
+    images)."""
+    if entries.image is None:
+        return None
+    return OpenImagesReplay(
+        entries=entries,
+        gt_image=gt.image,
+        gt_category=gt.category,
+        group_of=np.asarray(gt.group_of, bool),
+        image_ids=gt.images.ids,
+        file_order=gt.images.file_order(),
+        n_cat=len(gt.categories),
+        group_of_weight=params.group_of_weight,
+    )
+
+
+class OpenImagesReplayStats(Replay):
+    """Open Images' replay: each class re-ranked over the images drawn, as :meth:`OpenImagesProtocol.reduce`
+    ranks the materialised dataset, whose detections (then its ground truth) stand draw after draw, each
+    image's rows in their original order; a slice's rows keep their order.
+
+    The ranking's ties break by (detection before group-of entry, row), so a run of equal scores is split in
+    its detections and its group-of entries, and :func:`deteval.resample_voc.voc_replicate` re-orders each
+    part's copies by (draw position, row). Its outcome row holds each entry's kind: 0 FP, 1 TP, 2 group-of.
+    """
+
+    def build_index(self):
+        from deteval.resample_voc import VocReplayIndex
+
+        r, e = self.record, self.record.entries
+        if np.isnan(e.score).any():  # the ranking's sort compares NaN inconsistently: no order a subset keeps
+            rule = "bootstrap, compare and slices re-rank the matches of openimages results: a NaN score has no rank"
+            raise InputError("result", None, rule)
+        n, n_images = len(e.score), len(r.image_ids)
+        order, offsets = rank_entries(e, r.n_cat)
+        # each entry's place among its image's entries, in row order (detections, then group-of boxes)
+        by_image = np.argsort(e.image, kind="stable")
+        counts = np.bincount(e.image, minlength=n_images) if n else np.zeros(n_images, np.int64)
+        key_rank = np.empty(n, np.int64)
+        key_rank[by_image] = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
+        s, c, g = e.score[order], e.category[order], e.group[order]
+        same = (s[1:] == s[:-1]) & (c[1:] == c[:-1]) & (g[1:] == g[:-1])
+        starts = np.flatnonzero(np.concatenate([[True], ~same])) if n else np.zeros(0, np.int64)
+        ends = np.append(starts[1:], n) if n else starts
+        kind = np.where(e.group, 2, np.where(e.fp, 0, 1)).astype(np.int8)
+        return VocReplayIndex(
+            outcome=np.ascontiguousarray(kind[order][None, :]),
+            score=np.ascontiguousarray(s),
+            image=np.ascontiguousarray(e.image[order]),
+            key_rank=np.ascontiguousarray(key_rank[order]),
+            tie_end=np.repeat(ends, ends - starts).astype(np.int64),
+            cat_off=offsets,
+            pos_image=np.zeros(0, np.int64),  # the positives are counted here, normal and group-of apart
+            pos_category=np.zeros(0, np.int64),
+            n_images=n_images,
+            span=int(counts.max()) if n else 1,
+        )
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.integrators import all_points_weighted_segments
+        from deteval.resample_voc import voc_replicate
+
+        r, w = self.record, self.record.group_of_weight
+        kind, _, offsets, _ = voc_replicate(index, draw, by_draw)
+        kind = kind[0]
+        tp_weight = np.where(kind == 1, 1.0, np.where(kind == 2, w, 0.0))
+        copies = np.bincount(np.asarray(draw, np.int64), minlength=len(r.image_ids))
+        go = r.group_of
+
+        def positives(rows: np.ndarray) -> np.ndarray:
+            weights = copies[r.gt_image[rows]]
+            return np.bincount(r.gt_category[rows], weights=weights, minlength=r.n_cat).astype(np.int64)
+
+        npos = positives(~go) + w * positives(go)
+        ap = all_points_weighted_segments(tp_weight, kind == 0, offsets, npos)
+        return [float(np.nanmean(ap)) if (npos > 0).any() else -1.0]
 
 
 class OpenImagesProtocol(Protocol):
@@ -183,31 +326,20 @@ class OpenImagesProtocol(Protocol):
         )
         outcome = np.full(len(dt), NOT_EVALUATED, np.int8)
         outcome[evaluated] = out
-        return OpenImagesMatches(outcome, group_score, dt.category, dt.score)
+        return OpenImagesMatches(outcome, group_score, dt.category, dt.score, dt.image)
 
     def reduce(self, matches: OpenImagesMatches, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesResult:
         from deteval.integrators import all_points_weighted_segments
         from deteval.matching.openimages import ABSORBED, FP, TP
-        from deteval.sorting import counting_sort, sort_slices_by_score_desc
 
         m, w, n_cat = matches, params.group_of_weight, len(gt.categories)
         go = gt.group_of
-        ranked = (m.outcome == TP) | (m.outcome == FP)
-        won = go & (m.group_score > 0) & (w > 0)  # group-of boxes that absorbed a positive score
-        cat = np.concatenate([m.category[ranked], gt.category[won]]).astype(np.int64)
-        score = np.concatenate([m.score[ranked], m.group_score[won]])
-        tp_weight = np.concatenate([(m.outcome[ranked] == TP).astype(np.float64), np.full(int(won.sum()), w)])
-        fp = np.concatenate([m.outcome[ranked] == FP, np.zeros(int(won.sum()), bool)])
-        # by class (stable counting sort), then by descending score (stable): detections first on ties, then
-        # group-of entries (as rank_by_category's lexsort, in linear passes)
-        order = counting_sort(cat, None, n_cat)
-        offsets = np.zeros(n_cat + 1, np.int64)
-        np.cumsum(np.bincount(cat, minlength=n_cat), out=offsets[1:])
-        sort_slices_by_score_desc(order, offsets, np.ascontiguousarray(score))
+        e = ranked_entries(m, gt, w)
+        order, offsets = rank_entries(e, n_cat)
         n_normal = np.bincount(gt.category[~go], minlength=n_cat)
         n_group = np.bincount(gt.category[go], minlength=n_cat)
         npos = n_normal + w * n_group
-        ap = all_points_weighted_segments(tp_weight[order], fp[order], offsets, npos)
+        ap = all_points_weighted_segments(e.tp_weight[order], e.fp[order], offsets, npos)
         evaluated = (m.outcome == TP) | (m.outcome == FP) | (m.outcome == ABSORBED)
         ndet = np.bincount(m.category[evaluated], minlength=n_cat).astype(np.int64)
         scored = npos > 0
@@ -234,6 +366,7 @@ class OpenImagesProtocol(Protocol):
             ap=ap,
             npos=npos.astype(np.float64),
             ndet=ndet,
+            replay=replay_of(e, gt, params),
         )
 
     def summarize(self, result: OpenImagesResult, params: OpenImagesParams) -> list[str]:
@@ -245,6 +378,9 @@ class OpenImagesProtocol(Protocol):
         lines = [head, f"classes with positives: {scored} of {len(result.per_class)}"]
         lines.append(f"mAP = {result.stats['mAP']:.4f}" if scored else "mAP = - (no class has positives)")
         return [printable(line) for line in lines]
+
+    def replay(self, result: EvalResult) -> OpenImagesReplayStats:
+        return OpenImagesReplayStats(kept_replay(result))
 
 
 OPENIMAGES = OpenImagesProtocol()

@@ -40,8 +40,8 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol, StreamPart, StreamRows, StreamSpec, split_list
-from deteval.result import Outcomes, VocResult
+from deteval.protocols.base import Option, Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay, split_list
+from deteval.result import EvalResult, Outcomes, VocResult
 from deteval.types import Detections, GroundTruth, IdTable, display_width, pad, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
@@ -403,6 +403,9 @@ def _no_rows(images: IdTable, categories: IdTable) -> GroundTruth:
     b = np.zeros(0, bool)
     return GroundTruth(z, z, np.zeros((0, 4)), np.zeros(0), b, b, b, np.zeros(0, np.int64), images, categories)
 
+    def replay(self, result: EvalResult) -> VocReplayStats:
+        return VocReplayStats(kept_replay(result), self)
+
 
 def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
     """Warn when every coordinate lies in [0, 1]: normalised boxes, which the +1 pixel rule swamps.
@@ -455,6 +458,39 @@ def replay_of(matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocRep
         n_cat=len(gt.categories),
         params=params,
     )
+
+
+class VocReplayStats(Replay):
+    """The VOC family's replay: each class re-ranked over the images drawn (:mod:`deteval.resample_voc`),
+    reduced by the protocol's integrators and scoring (``VocProtocol.scored``) as :meth:`VocProtocol.reduce`."""
+
+    def __init__(self, record: VocReplay, protocol: VocProtocol) -> None:
+        super().__init__(record)
+        self.protocol = protocol
+
+    def build_index(self):
+        from deteval.resample_voc import build_voc_index
+
+        r = self.record
+        m = r.matches
+        args = (m.category, m.image, m.score, m.outcome, r.pos_image, r.pos_category, r.n_cat, len(r.image_ids))
+        return build_voc_index(*args)
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval import integrators as integ
+        from deteval.resample_voc import voc_replicate
+
+        p = self.record.params
+        outcome, scores, offsets, npos = voc_replicate(index, draw, by_draw)
+        ap = np.empty((len(p.iou_thrs), len(npos), len(p.integrators)))
+        for t in range(len(p.iou_thrs)):
+            o = outcome[t]
+            ap[t] = integ.average_precision_segments(
+                o == 1, o == 0, offsets, npos, list(p.integrators), ties=p.ties, scores=scores, grid=p.grid
+            )
+        valid = self.protocol.scored(npos)
+        ap[:, valid & (npos == 0)] = 0.0  # a scored class without positives (DOTA): AP 0, as reduce
+        return list(stats_of_ap(ap, valid, p).values())
 
 
 def class_means(ap: np.ndarray, valid: np.ndarray) -> np.ndarray:

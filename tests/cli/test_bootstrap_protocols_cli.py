@@ -1,5 +1,5 @@
-"""--bootstrap, --slices and ``deteval compare`` for the lvis, voc07 and voc10 protocols on the command line;
-the protocols without a replay (dota, openimages, crowdpose) refuse with an InputError message."""
+"""--bootstrap, --slices and ``deteval compare`` for the lvis, voc07 and voc10 protocols on the command line
+(crowdpose, dota, openimages and the refusal of a protocol without replay: test_bootstrap_more_protocols_cli.py)."""
 
 from __future__ import annotations
 
@@ -64,13 +64,3 @@ def test_compare_voc_and_lvis(tmp_path, capsys, lvis_files):
     assert main(["compare", lvis_files[0], *lvis_files, "--protocol", "lvis", "--bootstrap", "5", "--json", "-"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert [row["stat"] for row in d["stats"]][-4:] == ["AR@300", "ARs@300", "ARm@300", "ARl@300"]
-
-
-def test_unsupported_protocols_say_so(capsys):
-    dota = DATA_DIR / "dota"
-    assert main(["--protocol", "dota", str(dota / "dets"), str(dota / "gt"), "--bootstrap", "5"]) == 2
-    err = capsys.readouterr().err
-    assert "'dota' protocol is not supported" in err and "--bootstrap" in err
-    with pytest.raises(SystemExit):
-        main(["compare", str(dota / "dets"), str(dota / "dets"), str(dota / "gt"), "--protocol", "dota"])
-    assert "invalid choice" in capsys.readouterr().err
