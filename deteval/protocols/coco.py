@@ -371,6 +371,9 @@ class CocoProtocol(Protocol):
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
         return summary_lines(result.stats, params, result.extra_stats)
 
+    def replay(self, result: EvalResult) -> CocoReplayStats:
+        return CocoReplayStats(kept_replay(result))
+
     # ---- streaming (deteval.evaluator, deteval.dask): one row per detection kept by the max-dets cut
 
     stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES, "obb": STREAM_OBB})
@@ -455,9 +458,6 @@ def _row_order(category: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.
         key = (category.astype(np.int64) * n_img + image) * n_rank + rank
         return np.argsort(key, kind="stable")
     return np.lexsort((rank, image, category))
-
-    def replay(self, result: EvalResult) -> CocoReplayStats:
-        return CocoReplayStats(kept_replay(result))
 
 
 COCO = CocoProtocol()

@@ -339,6 +339,9 @@ class VocProtocol(Protocol):
                 lines.append(f"mAP (mean over IoU thresholds, {name}) = {mean:.4f}")
         return lines
 
+    def replay(self, result: EvalResult) -> VocReplayStats:
+        return VocReplayStats(kept_replay(result), self)
+
     # ---- streaming (deteval.evaluator, deteval.dask)
     #
     # A detection's outcome depends on its image's rows only, so each batch is matched alone; what is kept is
@@ -402,9 +405,6 @@ def _no_rows(images: IdTable, categories: IdTable) -> GroundTruth:
     z = np.zeros(0, np.int32)
     b = np.zeros(0, bool)
     return GroundTruth(z, z, np.zeros((0, 4)), np.zeros(0), b, b, b, np.zeros(0, np.int64), images, categories)
-
-    def replay(self, result: EvalResult) -> VocReplayStats:
-        return VocReplayStats(kept_replay(result), self)
 
 
 def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
