@@ -14,8 +14,9 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols import presets
+from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
-IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
+IOU_TYPES = tuple(IOU_TYPE_TABLE)  # every iou type of the table
 # the keywords of make_params a preset (built-in or --config) may set
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas")
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,8 @@ from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
-from deteval.protocols.coco import CocoMatches, outcomes_of
+from deteval.protocols.coco import outcomes_of
+from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
@@ -146,51 +146,23 @@ def select(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> tuple[D
     return dets, gt, in_pairs(dets.image, dets.category, fed.pair_keys("nel", n_cat), n_cat, n_img)
 
 
+# lvis-api's reading of COCO's matching: iscrowd not read (every ground truth ordinary), the ignore field
+# honoured, and a match to annotation id 0 read as none (matches recorded by id)
+RULES = MatchRules(crowd=False, honour_ignore=True, id0_unmatched=True, mask_area=False)
+
+
 def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatches:
     """Select (federated), group, compute IoU and match for every IoU threshold and area range."""
-    from deteval.accumulate import positives_per_category
-    from deteval.jit import run_tasks
-    from deteval.matching.coco import match_groups
-    from deteval.matching.federated import ignore_unmatched
-    from deteval.matching.groups import group_by_image_category
-
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the lvis protocol needs xywh boxes")
     if not isinstance(gt, LvisGroundTruth) or gt.federated is None:
         raise InputError(gt.source, None, "the lvis protocol needs an LVIS ground truth (deteval.io.lvis.load_lvis_gt)")
     dets, gt, not_exhaustive = select(dets, gt, params)
-    n_cat = len(gt.categories)
-    no_crowd = np.zeros(len(gt), bool)  # lvis-api passes iscrowd=0 for every ground truth
-    groups = group_by_image_category(gt, dets, use_cats=True, max_det=None)
-    blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
-    if params.iou_type == "bbox":
-        from deteval.geometry.boxes import box_iou_blocks
-
-        ious = box_iou_blocks(*blocks, gt.boxes, no_crowd, dets.boxes)
-    else:
-        from deteval.geometry.masks import mask_iou_blocks
-
-        ious = mask_iou_blocks(*blocks, gt.masks, no_crowd, dets.masks)
-    state = match_groups(
-        groups, ious, gt.area, no_crowd, gt.ignore, gt.ann_id != 0, dets.area, params.iou_thrs, params.area_ranges
-    )
-    ignore_unmatched(state, not_exhaustive[groups.dt_rows])
-    per_group = np.diff(groups.dt_offsets)
-    det_category, det_image, det_score, ndet = run_tasks([
-        partial(np.repeat, groups.category, per_group),
-        partial(np.repeat, groups.image, per_group),
-        partial(np.take, dets.score, groups.dt_rows),
-        partial(np.bincount, dets.category, minlength=n_cat),
-    ])  # fmt: skip
-    return CocoMatches(
-        det_category=det_category,
-        det_image=det_image,
-        det_rank=groups.dt_rank,
-        det_score=det_score,
-        state=state,
-        npig=positives_per_category(gt.category, gt.area, gt.ignore, params.area_ranges, n_cat),
-        ndet=ndet.astype(np.int64),
-    )
+    matched = match_pipeline(
+        dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=RULES,
+        ignored_if_unmatched=not_exhaustive,
+    )  # fmt: skip
+    return matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
 
 
 def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> CocoResult:
