@@ -34,6 +34,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
 from deteval.protocols.coco import outcomes_of
@@ -82,14 +83,6 @@ class LvisParams:
         }
 
 
-def _grid(spec: Any) -> np.ndarray:
-    """A preset's ``{ linspace = [start, stop, num] }`` (np.linspace, as lvis-api builds it) or a list."""
-    if isinstance(spec, Mapping):
-        start, stop, num = spec["linspace"]
-        return np.linspace(start, stop, int(num), endpoint=True)
-    return np.asarray(spec, dtype=np.float64).reshape(-1)
-
-
 def make_params(
     iou_type: str = "bbox",
     *,
@@ -103,25 +96,14 @@ def make_params(
         raise InputError("iou_type", None, f"the lvis protocol evaluates {IOU_TYPES}, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
-        md, per_cat = values["max_dets"], values.get("max_dets_per_cat", -1)
-        for key, value in (("max_dets", md), ("max_dets_per_cat", per_cat)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(key, None, f"{key} must be an integer (-1: no cut), got {value!r}")
+        md = checks.cut("max_dets", values["max_dets"])
+        per_cat = checks.cut("max_dets_per_cat", values.get("max_dets_per_cat", -1))
         if md >= 0 and per_cat >= 0:  # the 2021 branch's category cut breaks ties in the order its image cut leaves
-            raise InputError("max_dets_per_cat", None, "a cut per category needs max_dets = -1 (no cut per image)")
-        rng = values["area_ranges"]
-        if not isinstance(rng, Mapping) or "all" not in rng:
-            raise InputError("area_ranges", None, f"area ranges must map labels (with 'all') to (lo, hi), got {rng!r}")
-        try:
-            ranges = np.array([[float(lo), float(hi)] for lo, hi in rng.values()], np.float64).reshape(-1, 2)
-        except (TypeError, ValueError):
-            raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
-        thrs = _grid(values["iou_thrs"])
-        if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
-            rule = f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}"
-            raise InputError("iou_thrs", None, rule)
-        labels = tuple(map(str, rng))
-        return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, labels, strict, per_cat)
+            checks.fail("max_dets_per_cat", "a cut per category needs max_dets = -1 (no cut per image)")
+        labels, ranges = checks.area_ranges("area_ranges", values["area_ranges"], need="all")
+        thrs = checks.unit_thresholds("iou_thrs", values["iou_thrs"])
+        rec = checks.unit_thresholds("rec_thrs", values["rec_thrs"], "recall thresholds", ascending=True)
+        return LvisParams(iou_type, thrs, rec, md, ranges, labels, strict, per_cat)
 
     given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
     return presets.resolve(presets.builtin("lvis")[iou_type], preset, given, PRESET_KEYS, build)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.result import Outcomes, VocResult
@@ -126,10 +127,7 @@ class VocParams:
 
 
 def _choice(values: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str:
-    v = values[key]
-    if v not in choices:
-        raise InputError(key, None, f"must be one of {choices}, got {v!r}")
-    return v
+    return checks.choice(key, values[key], choices)
 
 
 def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,8 +142,7 @@ def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
     names = values["integrator"]
     names = [names] if isinstance(names, str) else list(names)
     for n in names:
-        if n not in INTEGRATORS:
-            raise InputError("integrator", None, f"must be one of {INTEGRATORS}, got {n!r}")
+        checks.choice("integrator", n, INTEGRATORS)
     if not names or len(set(names)) != len(names):
         raise InputError("integrator", None, f"integrators must be distinct and at least one, got {names}")
     return {
