@@ -32,7 +32,7 @@ class IouType:
     loads: tuple[str, ...]  # the container fields read besides boxes, category, image and score
     overlap: str  # the overlap of a (detection, ground truth) pair: a key of coco_matching.OVERLAPS
     kernel_group: str  # deteval.compile_ahead's group of its evaluation
-    scan_group: str  # the byte scanner's group (deteval.io.coco)
+    scan_group: str  # the byte scanner's kernel group (deteval.io.coco reads large files with it)
     overlap_kernels: str | None = None  # the module whose KERNELS a warm-up loads beside matching's (jit.warm)
     box_optional: bool = False  # a ground truth record may lack its bbox (its own geometry is read)
     warm_scan: bool = False  # the scanner reads mid-sized files once its (box) kernels are cached
