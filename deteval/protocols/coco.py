@@ -239,7 +239,7 @@ class CocoProtocol(Protocol):
         return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
-        compile_ahead(f"coco-{params.iou_type}")  # the evaluation's kernels, by helpers if the cache is cold
+        compile_ahead(IOU_TYPE_TABLE[params.iou_type].kernel_group)  # the evaluation's kernels, by helpers if cold
         return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:

@@ -45,7 +45,6 @@ from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_
 
 __all__ = ["LVIS", "LvisParams", "LvisProtocol", "LvisReplay", "make_params", "replay_of", "result_from_matches"]
 
-IOU_TYPES = ("bbox", "segm")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
 FIXED_AP = {"max_dets": -1, "max_dets_per_cat": 10000}  # the lvis_challenge_2021 branch's Fixed AP
 _NO_CUT = np.iinfo(np.int32).max  # per image and category: none (the cut is per image, at loading)
@@ -92,8 +91,8 @@ def make_params(
 ) -> LvisParams:
     """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
     ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
-    if iou_type not in IOU_TYPES:
-        raise InputError("iou_type", None, f"the lvis protocol evaluates {IOU_TYPES}, not {iou_type!r}")
+    if iou_type not in LvisProtocol.iou_types:
+        raise InputError("iou_type", None, f"the lvis protocol evaluates {LvisProtocol.iou_types}, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
         md = checks.cut("max_dets", values["max_dets"])
@@ -236,7 +235,7 @@ class LvisProtocol(Protocol):
 
     name = "lvis"
     title = "lvis protocol (lvis-api)"
-    iou_types = IOU_TYPES
+    iou_types = ("bbox", "segm")  # of deteval.vocabulary.IOU_TYPES
     preset_name = "lvis"
     Params = LvisParams
     Result = CocoResult

@@ -46,7 +46,6 @@ from deteval.result import Outcomes, VocResult
 from deteval.types import Detections, GroundTruth, display_width, pad, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
-IOU_TYPES = ("bbox",)
 PRESET_KEYS = ("iou_thrs", "integrator", "iou_test", "plus_one", "ties", "grid", "names", "image_set", "box_format")
 
 
@@ -201,7 +200,7 @@ def voc_matches(outcome: np.ndarray, gt: GroundTruth, dt: Detections, difficult:
 class VocProtocol(Protocol):
     """PASCAL VOC detection AP, as py-faster-rcnn's ``voc_eval.py`` computes it; one instance per year rule."""
 
-    iou_types = IOU_TYPES
+    iou_types = ("bbox",)  # of deteval.vocabulary.IOU_TYPES
     Params = VocParams
     Result = VocResult
     options = (
