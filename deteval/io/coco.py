@@ -191,7 +191,7 @@ def _scanners_cached(iou_type: str) -> bool:
     ``coco-bbox-scan`` of :data:`deteval.kernel_signatures.GROUPS`, is at hand without compiling."""
     if iou_type in _scanners_known:
         return True
-    from deteval._runtime.cached import group_cached
+    from deteval._runtime import group_cached
 
     if not group_cached("coco-bbox-scan", skip=() if iou_type == "keypoints" else _KEYPOINTS_ONLY):
         return False
