@@ -145,9 +145,35 @@ def preload(kernels) -> None:
         load(todo)
 
 
+# the modules whose KERNELS (what a stage calls) a COCO-family evaluation runs after loading, in call order;
+# an iou type's overlap kernels come first (deteval.vocabulary.IouType.overlap_kernels)
+_AFTER_LOADING = ("deteval.matching.coco", "deteval.accumulate")
+
+
+def warm(group: str, *, large: bool = False) -> None:
+    """Ready the kernels of the COCO-family evaluation ``group`` (``"coco-bbox"``, ... : its iou type's
+    ``kernel_group``) that run after loading: their cached code loads on a background thread, once per
+    process in effect, while the caller works; ``large`` (an input of ``TUNING.kernel_sort_rows`` rows or
+    more) notes the group and the large sorts' kernels for the compile helpers of a cold cache
+    (:mod:`deteval.compile_ahead`). Nothing is compiled here."""
+    import importlib
+
+    from deteval.vocabulary import IOU_TYPES
+
+    overlap = next((t.overlap_kernels for t in IOU_TYPES.values() if t.kernel_group == group), None)
+    modules = ((overlap,) if overlap else ()) + _AFTER_LOADING
+    later = tuple(k for name in modules for k in importlib.import_module(name).KERNELS)
+    if not all(kernel.ready for kernel in later):  # once per process, in effect
+        in_background(preload, later)
+    if large:
+        from deteval.compile_ahead import compile_ahead
+
+        compile_ahead(group, "sort-large")
+
+
 __all__ = [
     "Kernel", "SharedTasks", "in_background", "njit", "num_threads", "on_first_compile", "preload", "run_chunks",
-    "run_tasks", "using_threads",
+    "run_tasks", "using_threads", "warm",
 ]  # fmt: skip
 
 _compile_callbacks: list[Callable[[], None]] = []  # called, then dropped, at the next compilation's start

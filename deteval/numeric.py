@@ -102,3 +102,11 @@ def tail_columns(table: np.ndarray, start: int) -> np.ndarray:
     flat = table.reshape(-1)
     _shift_rows(flat, n, width, start)
     return flat[: n * (width - start)].reshape(n, width - start)
+
+
+def mean_valid(s: np.ndarray) -> float:
+    """The mean of the entries above -1 (-1 marks "no value"), or -1 if there are none: pycocotools'
+    ``_summarize``, as lvis-api and xtcocotools read it too. The valid entries are taken in C order, the
+    order ``np.mean`` sums them in there."""
+    valid = s[s > -1]
+    return -1.0 if len(valid) == 0 else float(np.mean(valid))

@@ -5,6 +5,8 @@ Kernels and protocols take these names; the command line offers them as choices.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # AP integrators (deteval.integrators): how a precision/recall curve becomes one number
 INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")
 # how equal scores are ranked: each detection in row order, or a tie block as one step (scikit-learn)
@@ -15,3 +17,37 @@ VOC11_GRIDS = ("numpy", "matlab")
 IOU_TESTS = ("gt", "ge")
 # box layouts of files: corners, or corner and size
 FILE_BOX_FORMATS = ("xyxy", "xywh")
+
+
+@dataclass(frozen=True)
+class IouType:
+    """An iou type of the COCO family: what its loaders read, its overlap, its kernels.
+
+    Names only (this module is light): the overlap named here is bound to its kernel in
+    :mod:`deteval.protocols.coco_matching` (``OVERLAPS``), the kernel groups are those of
+    :mod:`deteval.kernel_signatures`. Adding an iou type is one entry here, its kernel and its binding.
+    """
+
+    name: str
+    loads: tuple[str, ...]  # the container fields read besides boxes, category, image and score
+    overlap: str  # the overlap of a (detection, ground truth) pair: a key of coco_matching.OVERLAPS
+    kernel_group: str  # deteval.compile_ahead's group of its evaluation
+    scan_group: str  # the byte scanner's kernel group (deteval.io.coco reads large files with it)
+    overlap_kernels: str | None = None  # the module whose KERNELS a warm-up loads beside matching's (jit.warm)
+    box_optional: bool = False  # a ground truth record may lack its bbox (its own geometry is read)
+    warm_scan: bool = False  # the scanner reads mid-sized files once its (box) kernels are cached
+    ignores_unlabelled: bool = False  # a ground truth with no labelled keypoint is ignored
+    has_mask_area: bool = False  # results have a mask area apart from their box's (fixed mode reads it)
+
+
+IOU_TYPES: dict[str, IouType] = {
+    t.name: t
+    for t in (
+        IouType("bbox", (), "box_iou", "coco-bbox", "coco-bbox-scan", "deteval.geometry.boxes", warm_scan=True),
+        IouType("segm", ("masks",), "mask_iou", "coco-segm", "coco-segm-gt-scan", box_optional=True,
+                has_mask_area=True),
+        IouType("keypoints", ("keypoints", "num_keypoints"), "oks", "coco-keypoints", "coco-bbox-scan",
+                warm_scan=True, ignores_unlabelled=True),
+        IouType("obb", ("obb",), "obb_iou", "coco-obb", "coco-segm-gt-scan", box_optional=True),
+    )
+}  # fmt: skip

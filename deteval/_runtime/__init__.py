@@ -1,7 +1,8 @@
 """Everything in deteval that reaches into numba's private API, and the one switch that turns it all off.
 
-:mod:`deteval.jit` is the only user: it takes ``numba_njit``,
-``with_kernel_cache`` and ``preload`` from here. With the patches on (the
+:mod:`deteval.jit` takes ``numba_njit``, ``with_kernel_cache`` and ``preload``
+from here; :func:`group_cached` answers whether a kernel group's code is at hand without
+compiling (:mod:`deteval.io.coco` picks its reader by it). With the patches on (the
 default), a warm process saves about 0.35 s of numba's start-up:
 
 - :mod:`.light_import`: numba imported without scipy and yaml, numba's
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Collection
 from typing import Any
 
 PLAIN: bool = os.environ.get("DETEVAL_PLAIN_NUMBA", "").strip() not in ("", "0")
@@ -97,4 +99,26 @@ def numba_loaded() -> bool:
     return "numba_njit" in globals()
 
 
-__all__ = ["PLAIN", "numba_loaded", "numba_njit", "preload", "with_kernel_cache"]
+def group_cached(group: str, skip: Collection[str] = ()) -> bool:
+    """Whether the package's ahead-of-time code or numba's cache holds every kernel of ``group``
+    (:data:`deteval.kernel_signatures.GROUPS`, but those named in ``skip``) with its recorded argument
+    types, loading none. False for an unknown or empty group, and where the question cannot be asked
+    (``DETEVAL_PLAIN_NUMBA``, ``NUMBA_DISABLE_JIT``)."""
+    from deteval.compile_ahead import kernel_named, parse_signature
+    from deteval.kernel_signatures import GROUPS
+
+    kernels = [(kernel_named(name), texts) for name, texts in GROUPS.get(group, []) if name not in skip]
+    if not kernels:
+        return False
+    if all(tuple(texts) in kernel.compiled_ahead for kernel, texts in kernels):  # in the package: none to load
+        return True
+    for kernel, texts in kernels:
+        cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
+        if cached_signatures is None:
+            return False
+        if parse_signature(texts) not in set(map(tuple, cached_signatures(kernel.targetctx.codegen()))):
+            return False
+    return True
+
+
+__all__ = ["PLAIN", "group_cached", "numba_loaded", "numba_njit", "preload", "with_kernel_cache"]

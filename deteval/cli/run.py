@@ -42,18 +42,11 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
     """``(result, detections, ground truth)``: the protocol's evaluation of the command line's inputs."""
     args = inv.args
     proto = protocols.get(args.protocol)
-    preset = None
-    if args.config is not None:
-        from deteval.protocols.presets import read_config
+    from deteval.protocols.presets import blamed_on, read_config
 
-        preset = read_config(args.config)
-    try:
+    preset = read_config(args.config) if args.config is not None else None
+    with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
         params = proto.params(args.iou_type, not args.fixed, preset, args.strict, **inv.options)
-    except InputError as exc:
-        if preset is not None and exc.source in preset.values and exc.source not in inv.options:
-            # the protocol names the parameter; the value came from the user's file: say which
-            raise InputError(preset.source, exc.source, exc.rule) from None
-        raise
     if getattr(args, "lrp", False):
         if not proto.supports("lrp", args.iou_type):
             where = _defined_for("lrp", with_iou_types=False)

@@ -33,11 +33,12 @@ from deteval.io.coco_json import ground_truth_of_json, results_of_json
 from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
+from deteval.vocabulary import IOU_TYPES
 
 __all__ = ["DetevalWarning", "InputError", "load_coco_gt", "load_coco_pair", "load_coco_results"]
 
-_FAST_GT = ("bbox", "segm", "obb", "keypoints")  # the iou types whose ground truth the scanner reads
-_FAST_RESULTS = ("bbox", "segm", "obb", "keypoints")  # and whose results
+_FAST_GT = tuple(IOU_TYPES)  # the iou types whose ground truth the scanner reads: every one of the table
+_FAST_RESULTS = tuple(IOU_TYPES)  # and whose results
 
 
 def load_coco_gt(source: Any, iou_type: str = "bbox", strict: bool = False, lvis_fields: bool = False) -> GroundTruth:
@@ -163,7 +164,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
 def _scan_group(iou_type: str) -> str:
     """The kernel group (``deteval.kernel_signatures.GROUPS``) of the scanners a load of ``iou_type`` runs:
     keypoint results go through the box scanner's kernel (their rows are wider, the types the same)."""
-    return "coco-segm-gt-scan" if iou_type in ("segm", "obb") else "coco-bbox-scan"
+    return IOU_TYPES[iou_type].scan_group
 
 
 def _scanned(size: int, iou_type: str) -> bool:
@@ -176,7 +177,7 @@ def _scanned(size: int, iou_type: str) -> bool:
     """
     if size >= TUNING.fast_path_bytes:
         return True
-    warm_ok = iou_type in ("bbox", "keypoints")  # the box scanners' kernels, which _scanners_cached asks about
+    warm_ok = IOU_TYPES[iou_type].warm_scan  # the box scanners' kernels, which _scanners_cached asks about
     return warm_ok and size >= TUNING.fast_path_bytes // TUNING.warm_scan_divisor and _scanners_cached(iou_type)
 
 
@@ -186,28 +187,14 @@ _KEYPOINTS_ONLY = {"deteval.numeric._shift_rows"}
 
 
 def _scanners_cached(iou_type: str) -> bool:
-    """Whether the package's ahead-of-time code or numba's cache holds every kernel a scan for ``iou_type``
-    (``"bbox"`` or ``"keypoints"``) runs, in :data:`deteval.kernel_signatures.GROUPS`' ``coco-bbox-scan``
-    with the argument types a run gives them, without loading them."""
+    """Whether every kernel a scan for ``iou_type`` (``"bbox"`` or ``"keypoints"``) runs, the group
+    ``coco-bbox-scan`` of :data:`deteval.kernel_signatures.GROUPS`, is at hand without compiling."""
     if iou_type in _scanners_known:
         return True
-    from deteval.compile_ahead import kernel_named, parse_signature
-    from deteval.kernel_signatures import GROUPS
+    from deteval._runtime import group_cached
 
-    group = [
-        (kernel_named(name), texts)
-        for name, texts in GROUPS.get("coco-bbox-scan", [])
-        if iou_type == "keypoints" or name not in _KEYPOINTS_ONLY
-    ]
-    if not group:
+    if not group_cached("coco-bbox-scan", skip=() if iou_type == "keypoints" else _KEYPOINTS_ONLY):
         return False
-    if not all(tuple(texts) in kernel.compiled_ahead for kernel, texts in group):  # else in the package: none to load
-        for kernel, texts in group:
-            cached_signatures = getattr(getattr(kernel, "_cache", None), "cached_signatures", None)
-            if cached_signatures is None:  # DETEVAL_PLAIN_NUMBA or NUMBA_DISABLE_JIT: no such question to ask
-                return False
-            if parse_signature(texts) not in set(map(tuple, cached_signatures(kernel.targetctx.codegen()))):
-                return False
     _scanners_known.add(iou_type)
     return True
 

@@ -26,6 +26,7 @@ from deteval.io.coco_columns import (
 )
 from deteval.io.json_source import python_value, python_values
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
+from deteval.vocabulary import IOU_TYPES
 
 
 def ground_truth_of_json(
@@ -56,7 +57,8 @@ def ground_truth_of_json(
     image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns)
     category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns)
     # pycocotools never reads a ground-truth box for masks: there it may be absent (the mask's extent is used)
-    bbox_raw = _column(anns, "bbox", name, lst, default=None if iou_type in ("segm", "obb") else KeyError)
+    box_optional = iou_type in IOU_TYPES and IOU_TYPES[iou_type].box_optional
+    bbox_raw = _column(anns, "bbox", name, lst, default=None if box_optional else KeyError)
     no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
     if no_box.any():
         bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]

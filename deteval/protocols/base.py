@@ -30,6 +30,7 @@ from deteval.types import Detections, GroundTruth, IdTable
 
 STREAMING = "streaming evaluation (Evaluator, Dask)"
 
+
 @dataclass(frozen=True)
 class Option:
     """A protocol option: a keyword of :meth:`Protocol.params` and the CLI flag that sets it.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,102 +35,61 @@ from deteval.protocols.base import (
     kept_replay,
     split_list,
 )
+from deteval.protocols.coco_matching import (
+    CocoMatches,
+    MatchRules,
+    ignore_flags,
+    match_pipeline,
+    matches_record,
+    overlaps_of,
+)
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, EvalResult, Outcomes
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
+from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
 __all__ = [
     "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "CocoReplayStats", "coco_replay_index",
-    "replay_of", "make_params", "match", "result_from_matches", "stream_matches", "stream_part",
+    "replay_of", "make_params", "match", "match_with", "result_from_matches", "rules_of", "stream_matches",
+    "stream_part",
 ]  # fmt: skip
 
 
-@dataclass(frozen=True, eq=False)
-class CocoMatches:
-    """The outcome of matching: everything accumulation needs, as flat arrays.
-
-    Shards of a dataset (batches, processes, Dask partitions) concatenate
-    row-wise, with ``npig`` and ``ndet`` summed, once their image indices
-    refer to one shared, id-sorted image table.
-    """
-
-    det_category: np.ndarray  # int32 (N,), 0 for all when categories are pooled
-    det_image: np.ndarray  # int32 (N,), ascending with the image id
-    det_rank: np.ndarray  # int32 (N,), rank by score within (image, category)
-    det_score: np.ndarray  # float64 (N,)
-    state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
-    npig: np.ndarray  # int64 (K, A): ground truth that counts, per category and area range
-    ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
-    nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
-    match_iou: np.ndarray | None = None  # float64 (N, T): each match's overlap in area "all", when params.keep_iou
+def rules_of(params: CocoParams) -> MatchRules:
+    """How ``params``' mode reads the ground truth and results (pycocotools' in compat mode)."""
+    if params.compat:  # pycocotools marks matches with annotation ids and reads 0 as "no match"
+        return MatchRules(crowd=True, honour_ignore=False, id0_unmatched=True, mask_area=False)
+    return MatchRules(crowd=True, honour_ignore=True, id0_unmatched=False, mask_area=True)
 
 
 def match(dets: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
     """Group, compute IoU and match, for every IoU threshold and area range."""
-    # kernels are imported here so that loading and argument checks do not pay numba's import
-    from deteval import accumulate, matching
-    from deteval.accumulate import positives_per_category
-    from deteval.jit import in_background, preload, run_tasks
-    from deteval.matching.coco import match_groups
-    from deteval.matching.groups import group_by_image_category
+    return match_with(dets, gt, params, rules_of(params))
 
-    # the later stages' kernels load on a thread of their own while the grouping runs on this one
-    later = (*matching.coco.KERNELS, *accumulate.KERNELS)
-    if params.iou_type == "bbox":
-        from deteval.geometry import boxes
 
-        later = (*boxes.KERNELS, *later)
-    if not all(kernel.ready for kernel in later):  # once per process, in effect
-        in_background(preload, later)
+def match_with(dets: Detections, gt: GroundTruth, params: CocoParams, rules: MatchRules) -> CocoMatches:
+    """:func:`match` under ``rules`` (another tool's reading of COCO's inputs, e.g. xtcocotools')."""
+    from deteval.jit import warm
 
-    if len(dets) >= TUNING.kernel_sort_rows:  # the sorts' kernels (compile_ahead: a cold cache's helpers)
-        compile_ahead(f"coco-{params.iou_type}", "sort-large")
+    # the later stages' kernels load on a thread of their own while the grouping runs on this one; the sorts'
+    # kernels of a large input are noted for the compile helpers (a cold cache's)
+    warm(IOU_TYPE_TABLE[params.iou_type].kernel_group, large=len(dets) >= TUNING.kernel_sort_rows)
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
-    gt_ignore = gt_ignored(gt, params)
-    # pycocotools marks matches with annotation ids and reads 0 as "no match"
-    gt_counts = gt.ann_id != 0 if params.compat else np.ones(len(gt), bool)
-    n_cat = len(gt.categories) if params.use_cats else 1
-    groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
-    ious = overlaps(groups, dets, gt, params)
-    # pycocotools reads a mask result's area from its box when it has one; fixed mode uses the mask
-    dt_area = dets.mask_area if params.iou_type == "segm" and not params.compat else dets.area
-    state = match_groups(
-        groups, ious, gt.area, gt.crowd, gt_ignore, gt_counts, dt_area, params.iou_thrs, params.area_ranges,
-        iou_area=(params.area_labels.index("all") if "all" in params.area_labels else 0) if params.keep_iou else None,
+    all_area = (params.area_labels.index("all") if "all" in params.area_labels else 0) if params.keep_iou else None
+    matched = match_pipeline(
+        dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=rules,
+        use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas, iou_area=all_area,
     )  # fmt: skip
-    state, match_iou = state if params.keep_iou else (state, None)
-    gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
-    dt_cat = dets.category if params.use_cats else np.zeros(len(dets), np.int32)
-    per_group = np.diff(groups.dt_offsets)  # each group's image and category repeated: no random reads
-    # numpy releases the GIL in each: side by side on threads
-    det_category, det_image, det_score, ndet = run_tasks([
-        partial(np.repeat, groups.category if params.use_cats else np.zeros(len(groups), np.int32), per_group),
-        partial(np.repeat, groups.image, per_group),
-        partial(np.take, dets.score, groups.dt_rows),
-        partial(np.bincount, dt_cat, minlength=n_cat),
-    ])  # fmt: skip
-    return CocoMatches(
-        det_category=det_category,
-        det_image=det_image,
-        det_rank=groups.dt_rank,
-        det_score=det_score,
-        state=state,
-        npig=positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat),
-        ndet=ndet.astype(np.int64),
-        nan_scores=dets.nan_scores,
-        match_iou=match_iou,
-    )
+    n_cat = len(gt.categories) if params.use_cats else 1
+    return matches_record(matched, dets, n_cat, params.use_cats, nan_scores=dets.nan_scores)
 
 
 def gt_ignored(gt: GroundTruth, params: CocoParams) -> np.ndarray:
     """Which ground truth is ignored (never a positive; a detection matched to it is ignored)."""
-    gt_ignore = gt.crowd if params.compat else (gt.crowd | gt.ignore)
-    if params.iou_type == "keypoints":
-        gt_ignore = gt_ignore | (_need(gt, "num_keypoints", "keypoints") == 0)
-    return gt_ignore
+    return ignore_flags(gt, params.iou_type, rules_of(params))
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,39 +159,9 @@ class CocoReplayStats(Replay):
         return stats_of_plan(*replicate_arrays(ranked, draw, need), plan)
 
 
-def _need(container, key: str, iou_type: str):
-    if getattr(container, key) is None:
-        raise InputError(container.source, None, f"loaded without {key}: load it with iou_type={iou_type!r}")
-    return getattr(container, key)
-
-
 def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> np.ndarray:
     """The overlap of every (detection, ground truth) pair of every group: box, mask or oriented-box IoU, or OKS."""
-    blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
-    if params.iou_type == "bbox":
-        from deteval.geometry.boxes import box_iou_blocks
-
-        return box_iou_blocks(*blocks, gt.boxes, gt.crowd, dets.boxes)
-    if params.iou_type == "segm":
-        from deteval.geometry.masks import mask_iou_blocks
-
-        return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), gt.crowd, _need(dets, "masks", "segm"))
-    if params.iou_type == "obb":
-        from deteval.geometry.obb import obb_iou_blocks, poly_iou_blocks
-
-        gt_obb, dt_obb = _need(gt, "obb", "obb"), _need(dets, "obb", "obb")
-        if gt_obb.shape[1] != dt_obb.shape[1]:
-            raise InputError(dets.source, None, "oriented boxes (N, 5) and quadrilaterals (N, 8) mixed")
-        blocks_of = poly_iou_blocks if gt_obb.shape[1] == 8 else obb_iou_blocks  # the Evaluator's box_format "poly"
-        return blocks_of(*blocks, gt_obb, gt.crowd, dt_obb)
-    from deteval.geometry.keypoints import oks_blocks
-
-    gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")
-    k = len(params.kpt_sigmas)
-    for c, who in ((gt_kpts, gt.source), (dt_kpts, dets.source)):
-        if len(c) and c.shape[1] != 3 * k:
-            raise InputError(who, None, f"keypoints have {c.shape[1] // 3} points but there are {k} sigmas")
-    return oks_blocks(*blocks, gt_kpts, gt.boxes, gt.area, dt_kpts, params.kpt_sigmas)
+    return overlaps_of(groups, dets, gt, params.iou_type, gt.crowd, params.kpt_sigmas)
 
 
 def shown_nan_scores(scores: np.ndarray) -> None:
@@ -357,7 +285,7 @@ class CocoProtocol(Protocol):
         return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
-        compile_ahead(f"coco-{params.iou_type}")  # the evaluation's kernels, by helpers if the cache is cold
+        compile_ahead(IOU_TYPE_TABLE[params.iou_type].kernel_group)  # the evaluation's kernels, by helpers if cold
         return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:

@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
+from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
-IOU_TYPES = ("bbox", "segm", "keypoints", "obb")
+IOU_TYPES = tuple(IOU_TYPE_TABLE)  # every iou type of the table
 # the keywords of make_params a preset (built-in or --config) may set
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas")
 
@@ -48,16 +50,9 @@ class CocoParams:
         }
 
 
-def _array(spec) -> np.ndarray:
-    if isinstance(spec, dict):
-        start, stop, num = spec["linspace"]
-        return np.linspace(start, stop, int(num), endpoint=True)
-    return np.asarray(spec, dtype=np.float64)
-
-
 def default_iou_thrs(iou_type: str) -> np.ndarray:
     """The built-in preset's IoU thresholds for ``iou_type`` (pycocotools' .50:.05:.95 grid)."""
-    return _array(presets.builtin("coco")[iou_type]["iou_thrs"])
+    return checks.grid(presets.builtin("coco")[iou_type]["iou_thrs"])
 
 
 def _user_preset(iou_type: str, preset: presets.Preset | Mapping[str, Any] | None) -> presets.Preset | None:
@@ -111,79 +106,34 @@ def make_params(
     )  # fmt: skip
 
 
-def _check_range_order(rng: Mapping, ranges: np.ndarray) -> None:
-    """An inverted range (lo > hi) holds no area: surely a typo, so an error naming its label."""
-    for label, (lo, hi) in zip(rng, ranges.tolist()):
-        if not lo <= hi:  # NaN bounds fail too: no area compares with them
-            raise InputError("area_ranges", str(label), f"area range (lo, hi) must have lo <= hi, got ({lo:g}, {hi:g})")
-
-
-def _rec_thrs(spec: Any) -> np.ndarray:
-    """The recall thresholds: ascending numbers in [0, 1] (the accumulation walks them in order)."""
-    try:
-        rec = _array(spec).astype(np.float64).reshape(-1)
-    except (TypeError, ValueError, KeyError):
-        raise InputError("rec_thrs", None, f"recall thresholds must be numbers, got {spec!r}") from None
-    if len(rec) == 0 or not np.all((rec >= 0) & (rec <= 1)) or np.any(np.diff(rec) < 0):
-        rule = f"recall thresholds must be a non-empty ascending list in [0, 1], got {rec.tolist()}"
-        raise InputError("rec_thrs", None, rule)
-    return rec
-
-
 def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = False) -> CocoParams:
-    iou_thrs, md, use_cats = values.get("iou_thrs"), values["max_dets"], values.get("use_cats", True)
-    kpt_sigmas = values.get("kpt_sigmas")
-    if isinstance(iou_thrs, Mapping):  # { linspace = [...] } in a preset
-        thrs = _array(iou_thrs)
-    else:
-        try:
-            thrs = np.asarray(iou_thrs, dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            raise InputError("iou_thrs", None, f"IoU thresholds must be numbers, got {iou_thrs!r}") from None
-    if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
-        raise InputError("iou_thrs", None, f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}")
-    rec = _rec_thrs(values["rec_thrs"])
-    md = list(md) if isinstance(md, (list, tuple, np.ndarray)) else [md]
-    if len(md) == 0 or any(isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1 for m in md):
-        raise InputError("max_dets", None, f"max dets must be positive integers, got {md}")
+    use_cats, kpt_sigmas = values.get("use_cats", True), values.get("kpt_sigmas")
+    thrs = checks.unit_thresholds("iou_thrs", values.get("iou_thrs"))
+    rec = checks.unit_thresholds("rec_thrs", values["rec_thrs"], "recall thresholds", ascending=True)
+    md = checks.positive_counts("max_dets", values["max_dets"])
     if compat and len(md) < 3 and iou_type != "keypoints":
         rule = f"pycocotools' summary reads 3 max-dets values, got {md}; use compat=False (--fixed) to summarise fewer"
-        raise InputError("max_dets", None, rule)
-    rng = values["area_ranges"]
-    if not isinstance(rng, Mapping):
-        raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng!r}")
-    try:
-        ranges = np.array([[float(lo), float(hi)] for lo, hi in rng.values()], dtype=np.float64).reshape(-1, 2)
-    except (TypeError, ValueError):
-        raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
-    if len(ranges) == 0:
-        raise InputError("area_ranges", None, "at least one area range is needed")
-    _check_range_order(rng, ranges)
+        checks.fail("max_dets", rule)
+    labels, ranges = checks.area_ranges("area_ranges", values["area_ranges"])
     sigmas = None
     if iou_type == "keypoints":
         from deteval.geometry.keypoints import COCO_SIGMAS
 
-        try:
-            sigmas = COCO_SIGMAS if kpt_sigmas is None else np.asarray(kpt_sigmas, dtype=np.float64).reshape(-1)
-            ok = len(sigmas) > 0 and bool(np.all(np.isfinite(sigmas) & (sigmas > 0)))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise InputError("kpt_sigmas", None, f"keypoint sigmas must be positive numbers, got {kpt_sigmas!r}")
+        sigmas = checks.sigmas("kpt_sigmas", kpt_sigmas, COCO_SIGMAS)
         if compat and not use_cats:
             rule = (
                 "pycocotools cannot pool categories for keypoints (computeOks reads no ground truth); use compat=False"
             )
-            raise InputError("use_cats", None, rule)
+            checks.fail("use_cats", rule)
     elif kpt_sigmas is not None:
-        raise InputError("kpt_sigmas", None, "keypoint sigmas apply to iou_type='keypoints' only")
+        checks.fail("kpt_sigmas", "keypoint sigmas apply to iou_type='keypoints' only")
     return CocoParams(
         iou_type=iou_type,
         iou_thrs=thrs,
         rec_thrs=rec,
-        max_dets=tuple(sorted(int(m) for m in md)),
+        max_dets=tuple(sorted(md)),
         area_ranges=ranges,
-        area_labels=tuple(str(k) for k in rng),
+        area_labels=labels,
         use_cats=bool(use_cats),
         compat=bool(compat),
         kpt_sigmas=sigmas,

@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.numeric import mean_valid
 from deteval.protocols.coco_params import CocoParams, default_iou_thrs
 from deteval.types import IdTable
-
-
-def _mean_valid(s: np.ndarray) -> float:
-    valid = s[s > -1]  # 1-D, in C order: the entries np.mean sums in pycocotools' _summarize
-    return -1.0 if len(valid) == 0 else float(np.mean(valid))
 
 
 def _summarize_indices(
@@ -44,8 +40,8 @@ def _select(arr: np.ndarray, params: CocoParams, iou: float | None, area: str, m
     """pycocotools' ``_summarize`` selection: the mean of valid entries, -1 if none."""
     arr, a, m = _summarize_indices(arr, params, iou, area, max_det)
     if arr.ndim == 5:  # precision T,R,K,A,M
-        return _mean_valid(arr[:, :, k][..., a, m])
-    return _mean_valid(arr[:, k][..., a, m])
+        return mean_valid(arr[:, :, k][..., a, m])
+    return mean_valid(arr[:, k][..., a, m])
 
 
 def _stat_specs(params: CocoParams) -> list[tuple[str, bool, float | None, str, int]]:
@@ -158,9 +154,9 @@ def stats_of_plan(precision: np.ndarray, recall: np.ndarray, plan) -> list[float
     for _, is_ap, t, a, m in plan:
         arr = precision if is_ap else recall
         if len(a) == 1 and len(m) == 1:
-            out.append(_mean_valid(arr[a[0], m[0]][t]))
+            out.append(mean_valid(arr[a[0], m[0]][t]))
         else:  # a repeated label or max dets: pycocotools' own indexing
-            out.append(_mean_valid(as_pycocotools(precision, recall)[0 if is_ap else 1][t][..., a, m]))
+            out.append(mean_valid(as_pycocotools(precision, recall)[0 if is_ap else 1][t][..., a, m]))
     return out
 
 
@@ -218,5 +214,5 @@ def _per_class_means(arr: np.ndarray, params: CocoParams, iou: float | None, are
     all_valid, none_valid = valid.all(axis=1), ~valid.any(axis=1)
     out = np.where(none_valid, -1.0, np.ascontiguousarray(sub).mean(axis=1))
     for k in np.flatnonzero(~(all_valid | none_valid)):  # mixed rows: never from accumulate, kept exact anyway
-        out[k] = _mean_valid(sub[k])
+        out[k] = mean_valid(sub[k])
     return out

@@ -34,20 +34,21 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.io.json_source import read_json
+from deteval.numeric import mean_valid
 from deteval.protocols.base import Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay
 from deteval.protocols.coco import (
     STREAM_BOXES,
-    CocoMatches,
     CocoReplay,
     coco_replay_index,
     make_params,
-    match,
+    match_with,
     reduce_matches,
     replay_of,
     stream_config,
     stream_matches,
     stream_part,
 )
+from deteval.protocols.coco_matching import CocoMatches, MatchRules, ignore_flags
 from deteval.protocols.coco_params import CocoParams
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
@@ -97,8 +98,13 @@ def _gt_area(gt: GroundTruth) -> np.ndarray:
         return gt.boxes[:, 2] * gt.boxes[:, 3] * GT_AREA_FACTOR
 
 
+# xtcocotools' reading of COCO's matching: iscrowd read, the ignore field overwritten (ignore = iscrowd or
+# no labelled keypoint), and annotation id 0 an ordinary id (it marks "no match" with -1)
+RULES = MatchRules(crowd=True, honour_ignore=False, id0_unmatched=False, mask_area=False)
+
+
 def _gt_ignore(gt: GroundTruth) -> np.ndarray:
-    return gt.crowd | (gt.num_keypoints == 0)
+    return ignore_flags(gt, "keypoints", RULES)
 
 
 def _subset(m: CocoMatches, gt: GroundTruth, params: CocoParams, images: np.ndarray) -> CocoMatches:
@@ -120,11 +126,6 @@ def _subset(m: CocoMatches, gt: GroundTruth, params: CocoParams, images: np.ndar
     )
 
 
-def _mean_valid(s: np.ndarray) -> float:
-    valid = s[s > -1]
-    return -1.0 if len(valid) == 0 else float(np.mean(valid))
-
-
 def crowd_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -> dict[str, float]:
     """AP, AP50, AP75, AR, AR50, AR75 as xtcocotools' ``_summarize`` reads them (area all, max dets 20)."""
     a = [i for i, lbl in enumerate(params.area_labels) if lbl == "all"]
@@ -134,7 +135,7 @@ def crowd_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -
         for suffix, iou in (("", None), ("50", 0.5), ("75", 0.75)):
             s = arr if iou is None else arr[np.where(iou == params.iou_thrs)[0]]
             s = s[:, :, :, a, md] if arr.ndim == 5 else s[:, :, a, md]
-            out[kind + suffix] = _mean_valid(s)
+            out[kind + suffix] = mean_valid(s)
     return out
 
 
@@ -225,10 +226,8 @@ class CrowdPoseProtocol(Protocol):
 
         # a detection whose keypoint scores are all <= 0 is dropped before the max-dets cut
         kept = take_rows(preds, (preds.keypoints[:, 2::3] > 0).any(axis=1)) if len(preds) else preds
-        # xtcocotools' ground truth: area w*h*0.53, ignore = iscrowd or no keypoints (coco's match reads the
-        # ignore field in fixed mode: cleared), and annotation id 0 an ordinary id (fixed mode's rule)
-        gt_x = dataclasses.replace(gt, area=_gt_area(gt), ignore=np.zeros(len(gt), bool))
-        return match(kept, gt_x, dataclasses.replace(params, compat=False))
+        # xtcocotools' ground truth area (w*h*0.53) is what OKS and the area ranges read
+        return match_with(kept, dataclasses.replace(gt, area=_gt_area(gt)), params, RULES)
 
     def reduce(self, matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoResult:
         bucket = getattr(gt, "bucket", None)

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import (
     Option,
@@ -48,13 +48,13 @@ from deteval.protocols.base import (
 )
 from deteval.protocols.coco import (
     STREAM_BOXES,
-    CocoMatches,
     coco_replay_index,
     outcomes_of,
     stream_config,
     stream_matches,
     stream_part,
 )
+from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
@@ -64,7 +64,6 @@ __all__ = [
     "result_from_matches",
 ]  # fmt: skip
 
-IOU_TYPES = ("bbox", "segm")
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
 FIXED_AP = {"max_dets": -1, "max_dets_per_cat": 10000}  # the lvis_challenge_2021 branch's Fixed AP
 _NO_CUT = np.iinfo(np.int32).max  # per image and category: none (the cut is per image, at loading)
@@ -102,14 +101,6 @@ class LvisParams:
         }
 
 
-def _grid(spec: Any) -> np.ndarray:
-    """A preset's ``{ linspace = [start, stop, num] }`` (np.linspace, as lvis-api builds it) or a list."""
-    if isinstance(spec, Mapping):
-        start, stop, num = spec["linspace"]
-        return np.linspace(start, stop, int(num), endpoint=True)
-    return np.asarray(spec, dtype=np.float64).reshape(-1)
-
-
 def make_params(
     iou_type: str = "bbox",
     *,
@@ -119,29 +110,18 @@ def make_params(
 ) -> LvisParams:
     """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
     ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
-    if iou_type not in IOU_TYPES:
-        raise InputError("iou_type", None, f"the lvis protocol evaluates {IOU_TYPES}, not {iou_type!r}")
+    if iou_type not in LvisProtocol.iou_types:
+        raise InputError("iou_type", None, f"the lvis protocol evaluates {LvisProtocol.iou_types}, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
-        md, per_cat = values["max_dets"], values.get("max_dets_per_cat", -1)
-        for key, value in (("max_dets", md), ("max_dets_per_cat", per_cat)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(key, None, f"{key} must be an integer (-1: no cut), got {value!r}")
+        md = checks.cut("max_dets", values["max_dets"])
+        per_cat = checks.cut("max_dets_per_cat", values.get("max_dets_per_cat", -1))
         if md >= 0 and per_cat >= 0:  # the 2021 branch's category cut breaks ties in the order its image cut leaves
-            raise InputError("max_dets_per_cat", None, "a cut per category needs max_dets = -1 (no cut per image)")
-        rng = values["area_ranges"]
-        if not isinstance(rng, Mapping) or "all" not in rng:
-            raise InputError("area_ranges", None, f"area ranges must map labels (with 'all') to (lo, hi), got {rng!r}")
-        try:
-            ranges = np.array([[float(lo), float(hi)] for lo, hi in rng.values()], np.float64).reshape(-1, 2)
-        except (TypeError, ValueError):
-            raise InputError("area_ranges", None, f"area ranges must map labels to (lo, hi) pairs, got {rng}") from None
-        thrs = _grid(values["iou_thrs"])
-        if len(thrs) == 0 or not np.all((thrs >= 0) & (thrs <= 1)):
-            rule = f"IoU thresholds must be a non-empty list in [0, 1], got {thrs.tolist()}"
-            raise InputError("iou_thrs", None, rule)
-        labels = tuple(map(str, rng))
-        return LvisParams(iou_type, thrs, _grid(values["rec_thrs"]), md, ranges, labels, strict, per_cat)
+            checks.fail("max_dets_per_cat", "a cut per category needs max_dets = -1 (no cut per image)")
+        labels, ranges = checks.area_ranges("area_ranges", values["area_ranges"], need="all")
+        thrs = checks.unit_thresholds("iou_thrs", values["iou_thrs"])
+        rec = checks.unit_thresholds("rec_thrs", values["rec_thrs"], "recall thresholds", ascending=True)
+        return LvisParams(iou_type, thrs, rec, md, ranges, labels, strict, per_cat)
 
     given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
     return presets.resolve(presets.builtin("lvis")[iou_type], preset, given, PRESET_KEYS, build)
@@ -166,51 +146,23 @@ def select(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> tuple[D
     return dets, gt, in_pairs(dets.image, dets.category, fed.pair_keys("nel", n_cat), n_cat, n_img)
 
 
+# lvis-api's reading of COCO's matching: iscrowd not read (every ground truth ordinary), the ignore field
+# honoured, and a match to annotation id 0 read as none (matches recorded by id)
+RULES = MatchRules(crowd=False, honour_ignore=True, id0_unmatched=True, mask_area=False)
+
+
 def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatches:
     """Select (federated), group, compute IoU and match for every IoU threshold and area range."""
-    from deteval.accumulate import positives_per_category
-    from deteval.jit import run_tasks
-    from deteval.matching.coco import match_groups
-    from deteval.matching.federated import ignore_unmatched
-    from deteval.matching.groups import group_by_image_category
-
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the lvis protocol needs xywh boxes")
     if not isinstance(gt, LvisGroundTruth) or gt.federated is None:
         raise InputError(gt.source, None, "the lvis protocol needs an LVIS ground truth (deteval.io.lvis.load_lvis_gt)")
     dets, gt, not_exhaustive = select(dets, gt, params)
-    n_cat = len(gt.categories)
-    no_crowd = np.zeros(len(gt), bool)  # lvis-api passes iscrowd=0 for every ground truth
-    groups = group_by_image_category(gt, dets, use_cats=True, max_det=None)
-    blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
-    if params.iou_type == "bbox":
-        from deteval.geometry.boxes import box_iou_blocks
-
-        ious = box_iou_blocks(*blocks, gt.boxes, no_crowd, dets.boxes)
-    else:
-        from deteval.geometry.masks import mask_iou_blocks
-
-        ious = mask_iou_blocks(*blocks, gt.masks, no_crowd, dets.masks)
-    state = match_groups(
-        groups, ious, gt.area, no_crowd, gt.ignore, gt.ann_id != 0, dets.area, params.iou_thrs, params.area_ranges
-    )
-    ignore_unmatched(state, not_exhaustive[groups.dt_rows])
-    per_group = np.diff(groups.dt_offsets)
-    det_category, det_image, det_score, ndet = run_tasks([
-        partial(np.repeat, groups.category, per_group),
-        partial(np.repeat, groups.image, per_group),
-        partial(np.take, dets.score, groups.dt_rows),
-        partial(np.bincount, dets.category, minlength=n_cat),
-    ])  # fmt: skip
-    return CocoMatches(
-        det_category=det_category,
-        det_image=det_image,
-        det_rank=groups.dt_rank,
-        det_score=det_score,
-        state=state,
-        npig=positives_per_category(gt.category, gt.area, gt.ignore, params.area_ranges, n_cat),
-        ndet=ndet.astype(np.int64),
-    )
+    matched = match_pipeline(
+        dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=RULES,
+        ignored_if_unmatched=not_exhaustive,
+    )  # fmt: skip
+    return matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
 
 
 def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> CocoResult:
@@ -317,7 +269,7 @@ class LvisProtocol(Protocol):
 
     name = "lvis"
     title = "lvis protocol (lvis-api)"
-    iou_types = IOU_TYPES
+    iou_types = ("bbox", "segm")  # of deteval.vocabulary.IOU_TYPES
     preset_name = "lvis"
     Params = LvisParams
     Result = CocoResult

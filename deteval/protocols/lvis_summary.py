@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deteval.numeric import mean_valid
 from deteval.types import IdTable
 
 __all__ = ["STAT_NAMES", "lvis_stats", "per_class_rows", "summary_lines"]
@@ -33,11 +34,6 @@ _SPECS = (
 STAT_NAMES = tuple(name if is_ap else f"{name}@300" for name, is_ap, *_ in _SPECS)
 
 
-def _mean_valid(s: np.ndarray) -> float:
-    valid = s[s > -1]
-    return -1.0 if valid.size == 0 else float(np.mean(valid))
-
-
 def _select(arr: np.ndarray, iou_thrs: np.ndarray, area_labels, iou, area, cats) -> np.ndarray:
     if iou is not None:
         arr = arr[np.where(iou == iou_thrs)[0]]
@@ -59,7 +55,7 @@ def lvis_stats(
     for name, is_ap, iou, area, group in _SPECS:
         cats = None if group is None else list(np.flatnonzero(frequency == group))
         key = name if is_ap else f"{name}@{max_dets}"
-        out[key] = _mean_valid(_select(precision if is_ap else recall, iou_thrs, area_labels, iou, area, cats))
+        out[key] = mean_valid(_select(precision if is_ap else recall, iou_thrs, area_labels, iou, area, cats))
     return out
 
 
@@ -116,7 +112,7 @@ def per_class_rows(
 
 
 def _per_category_means(arr: np.ndarray, iou_thrs: np.ndarray, area_labels, iou, area) -> np.ndarray:
-    """``_mean_valid`` of each category's own entries, for every category at once.
+    """``mean_valid`` of each category's own entries, for every category at once.
 
     A category's entries at one area range are all valid or all -1 (no ground truth there): the mean of
     a whole row is then the mean of its valid entries, summed in the same (pairwise) order."""
@@ -128,5 +124,5 @@ def _per_category_means(arr: np.ndarray, iou_thrs: np.ndarray, area_labels, iou,
     valid = sub > -1
     out = np.where(valid.any(axis=1), sub.mean(axis=1), -1.0)
     for k in np.flatnonzero(valid.any(axis=1) & ~valid.all(axis=1)):  # never from accumulate; exact anyway
-        out[k] = _mean_valid(sub[k])
+        out[k] = mean_valid(sub[k])
     return out

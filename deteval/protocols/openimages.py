@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, Replay, kept_replay
 from deteval.result import EvalResult
@@ -70,30 +71,15 @@ class OpenImagesParams:
         }
 
 
-def _number(values: Mapping[str, Any], key: str, lo: float, hi: float) -> float:
-    v = values[key]
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise InputError(key, None, f"must be a number, got {v!r}") from None
-    if isinstance(v, bool) or not lo <= f <= hi:
-        raise InputError(key, None, f"must lie in [{lo:g}, {hi:g}], got {v!r}")
-    return f
-
-
 def _checked(values: Mapping[str, Any]) -> OpenImagesParams:
-    thr = _number(values, "iou_thr", 0.0, 1.0)
+    thr = checks.number_in("iou_thr", values["iou_thr"], 0.0, 1.0)
     if thr == 0.0:
-        raise InputError("iou_thr", None, "must be positive")
-    max_dets = values["max_dets"]
-    if not isinstance(max_dets, int) or isinstance(max_dets, bool) or max_dets < 1:
-        raise InputError("max_dets", None, f"must be a positive integer, got {max_dets!r}")
-    if not isinstance(values["expand"], bool):
-        raise InputError("expand", None, f"must be true or false, got {values['expand']!r}")
+        checks.fail("iou_thr", "iou_thr must be positive")
+    max_dets, expand = checks.count("max_dets", values["max_dets"]), checks.flag("expand", values["expand"])
     return OpenImagesParams(
         iou_thr=thr,
-        group_of_weight=_number(values, "group_of_weight", 0.0, 1.0),
-        expand=values["expand"],
+        group_of_weight=checks.number_in("group_of_weight", values["group_of_weight"], 0.0, 1.0),
+        expand=expand,
         labels=values.get("labels"),
         hierarchy=values.get("hierarchy"),
         class_names=values.get("class_names"),

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -82,8 +83,20 @@ def resolve(
     preset (and that ``given`` did not override) is raised again naming the preset's source, with the key
     (and the entry within it, when the rule names one, e.g. an area range's label) as the record."""
     preset, given = as_preset(preset), {k: v for k, v in given.items() if v is not None}
-    try:
+    with blamed_on(preset, given):
         return build(merged(builtin_values, preset, known) | given)
+
+
+@contextmanager
+def blamed_on(
+    preset: Preset | Mapping[str, Any] | None, given: Mapping[str, Any] | Iterable[str] = ()
+) -> Iterator[None]:
+    """An :class:`InputError` about a key that came from the user's ``preset`` (and that ``given`` did not
+    override) raised again naming the preset's source, with the key (and the entry within it, when the rule
+    names one, e.g. an area range's label) as the record."""
+    preset = as_preset(preset)
+    try:
+        yield
     except InputError as exc:
         if preset is not None and exc.source in set(preset.values) - set(given):
             record = exc.source if exc.record is None else f"{exc.source}[{exc.record!r}]"

@@ -39,13 +39,13 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay, split_list
 from deteval.result import EvalResult, Outcomes, VocResult
 from deteval.types import Detections, GroundTruth, IdTable, display_width, pad, printable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
-IOU_TYPES = ("bbox",)
 PRESET_KEYS = ("iou_thrs", "integrator", "iou_test", "plus_one", "ties", "grid", "names", "image_set", "box_format")
 
 
@@ -126,10 +126,7 @@ class VocParams:
 
 
 def _choice(values: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str:
-    v = values[key]
-    if v not in choices:
-        raise InputError(key, None, f"must be one of {choices}, got {v!r}")
-    return v
+    return checks.choice(key, values[key], choices)
 
 
 def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,8 +141,7 @@ def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
     names = values["integrator"]
     names = [names] if isinstance(names, str) else list(names)
     for n in names:
-        if n not in INTEGRATORS:
-            raise InputError("integrator", None, f"must be one of {INTEGRATORS}, got {n!r}")
+        checks.choice("integrator", n, INTEGRATORS)
     if not names or len(set(names)) != len(names):
         raise InputError("integrator", None, f"integrators must be distinct and at least one, got {names}")
     return {
@@ -204,7 +200,7 @@ def voc_matches(outcome: np.ndarray, gt: GroundTruth, dt: Detections, difficult:
 class VocProtocol(Protocol):
     """PASCAL VOC detection AP, as py-faster-rcnn's ``voc_eval.py`` computes it; one instance per year rule."""
 
-    iou_types = IOU_TYPES
+    iou_types = ("bbox",)  # of deteval.vocabulary.IOU_TYPES
     Params = VocParams
     Result = VocResult
     options = (

@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from deteval.protocols.coco import overlaps, shown_nan_scores
+from deteval.protocols.coco import rules_of, shown_nan_scores
+from deteval.protocols.coco_matching import match_pipeline
 from deteval.protocols.coco_params import CocoParams
 from deteval.types import Detections, GroundTruth, IdTable, take_rows
+from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
 __all__ = ["Evaluated", "containers", "evaluate", "params_of"]
 
@@ -136,38 +138,21 @@ class Evaluated:
 
 def evaluate(coco_gt: Any, coco_dt: Any, p: Any) -> Evaluated:
     """Group, overlap and match the records of ``p.imgIds`` / ``p.catIds``, pycocotools' way."""
-    from deteval import accumulate, matching
-    from deteval.accumulate import positives_per_category
-    from deteval.jit import in_background, preload
-    from deteval.matching.coco import match_groups
-    from deteval.matching.groups import group_by_image_category
+    from deteval.jit import warm
 
     params = params_of(p)
     # the matching and accumulation kernels load on a thread of their own while the files are read
-    later = (*matching.coco.KERNELS, *accumulate.KERNELS)
-    if params.iou_type == "bbox":
-        from deteval.geometry import boxes
-
-        later = (*boxes.KERNELS, *later)
-    if not all(kernel.ready for kernel in later):  # once per process, in effect
-        in_background(preload, later)
+    warm(IOU_TYPE_TABLE[params.iou_type].kernel_group)
     dets, gt = containers(coco_gt, coco_dt, p.iouType)
     dets, gt, dt_kept = _subset(dets, gt, p.imgIds, p.catIds, params.use_cats)
-    groups = group_by_image_category(gt, dets, use_cats=params.use_cats, max_det=params.max_dets[-1])
-    gt_ignore = gt.crowd.copy()
+    # pycocotools' computeOks looks up category -1 for pooled keypoints and finds no ground truth: nothing matches
     no_overlaps = params.iou_type == "keypoints" and not params.use_cats
-    if params.iou_type == "keypoints":
-        gt_ignore |= gt.num_keypoints == 0
-    if no_overlaps:  # pycocotools' computeOks looks up category -1 and finds no ground truth: nothing matches
-        ious = np.full(int(groups.pair_offsets()[-1]), -np.inf)
-    else:
-        ious = overlaps(groups, dets, gt, params)
-    state = match_groups(groups, ious, gt.area, gt.crowd, gt_ignore, gt.ann_id != 0, dets.area, params.iou_thrs,
-                         params.area_ranges)  # fmt: skip
-    n_cat = len(gt.categories) if params.use_cats else 1
-    gt_cat = gt.category if params.use_cats else np.zeros(len(gt), np.int32)
-    npig = positives_per_category(gt_cat, gt.area, gt_ignore, params.area_ranges, n_cat)
-    return Evaluated(dets, gt, params, groups, ious, no_overlaps, state, gt_ignore, npig, dt_kept)
+    m = match_pipeline(
+        dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges,
+        rules=rules_of(params), use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas,
+        no_overlaps=no_overlaps,
+    )  # fmt: skip
+    return Evaluated(dets, gt, params, m.groups, m.ious, no_overlaps, m.state, m.gt_ignore, m.npig, dt_kept)
 
 
 def accumulate(ev: Evaluated, rec_thrs: np.ndarray, max_dets: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -89,6 +89,9 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "_runtime"),
         ("jit", "tuning"),
+        # 0: the warm-up reads the iou types' table and notes a large input's groups for the compile helpers
+        ("jit", "vocabulary"),
+        ("jit", "compile_ahead"),
         # 0: a kernel cache miss starts the compile helpers, which compile the recorded signatures
         ("_runtime", "compile_ahead"),
         ("compile_ahead", "kernel_signatures"),
