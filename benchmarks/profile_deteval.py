@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 STAGES = ("read", "parse", "kernel import", "group", "IoU", "match", "accumulate", "summarise", "other")
 # modules matching imports on first use: imported, timed, before its first call (names looked up then)
-KERNEL_MODULES = ("deteval.jit", "deteval.matching.groups", "deteval.matching.coco", "deteval.accumulate")
+KERNEL_MODULES = ("deteval.jit", "deteval.matching.groups", "deteval.matching.coco", "deteval.accumulation.accumulate")
 
 
 class StageClock:

@@ -5,16 +5,66 @@
 >>> print(res.summary())  # doctest: +SKIP
 """
 
+import importlib.abc
+import importlib.util
+import sys
 from typing import TYPE_CHECKING
 
-from deteval.blas_thread import spare_blas_thread
+from deteval._runtime.blas_thread import spare_blas_thread
 
 spare_blas_thread()  # before numpy's import: the command line's process only
 
 from deteval.api import bootstrap, compare, evaluate, load  # noqa: E402
-from deteval.errors import InputError  # noqa: E402
-from deteval.io.coco import DetevalWarning, load_coco_gt, load_coco_results  # noqa: E402
+from deteval.errors import DetevalWarning, InputError  # noqa: E402
+from deteval.io.coco import load_coco_gt, load_coco_results  # noqa: E402
 from deteval.result import CocoResult, EvalResult, VocResult  # noqa: E402
+
+# modules that moved into packages keep their old import paths (``import deteval.lrp``, ``from deteval.dask
+# import evaluate``): each old name is the new module itself, imported on first use
+MOVED_MODULES = {
+    "deteval.accumulate": "deteval.accumulation.accumulate",
+    "deteval.calibration": "deteval.analysis.calibration",
+    "deteval.comparison": "deteval.analysis.comparison",
+    "deteval.compile_ahead": "deteval._runtime.compile_ahead",
+    "deteval.confusion": "deteval.analysis.confusion",
+    "deteval.cumulative": "deteval.accumulation.cumulative",
+    "deteval.curves": "deteval.analysis.curves",
+    "deteval.dask": "deteval.evaluator.dask",
+    "deteval.distributed": "deteval.evaluator.distributed",
+    "deteval.integrators": "deteval.accumulation.integrators",
+    "deteval.intervals": "deteval.analysis.intervals",
+    "deteval.lrp": "deteval.analysis.lrp",
+    "deteval.operating_points": "deteval.analysis.operating_points",
+    "deteval.plots": "deteval.analysis.plots",
+    "deteval.ranking": "deteval.accumulation.ranking",
+    "deteval.report": "deteval.analysis.report",
+    "deteval.slices": "deteval.analysis.slices",
+    "deteval.tide": "deteval.analysis.tide",  # and its submodules
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an old path of :data:`MOVED_MODULES` (or a module under ``deteval.tide``) as the module it moved to."""
+
+    @staticmethod
+    def _target(fullname: str) -> str | None:
+        if fullname.startswith("deteval.tide."):
+            return "deteval.analysis.tide." + fullname.removeprefix("deteval.tide.")
+        return MOVED_MODULES.get(fullname)
+
+    def find_spec(self, fullname, path=None, target=None):
+        return None if self._target(fullname) is None else importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(self._target(spec.name))
+        spec.loader_state = module.__spec__  # the import machinery gives the module the old name's spec next
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+sys.meta_path.insert(0, _MovedModuleFinder())  # before any finder that knows the old files
 
 if TYPE_CHECKING:  # pragma: no cover
     from deteval.evaluator import Evaluator

@@ -12,8 +12,8 @@ from deteval.result import EvalResult
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path  # not imported at run time: pathlib is 3 ms of every start
 
-    from deteval.comparison import ComparisonResult
-    from deteval.intervals import BootstrapResult
+    from deteval.analysis.comparison import ComparisonResult
+    from deteval.analysis.intervals import BootstrapResult
 from deteval.types import Detections, GroundTruth
 
 
@@ -84,7 +84,7 @@ def evaluate(
     slices : mapping, optional
         ``{name: [image ids]}`` (every protocol but LVIS's Fixed AP): every stat per slice, in ``result.slices``
         (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one
-        matching pass (:mod:`deteval.slices`; ``slices_by_field`` builds them from an image field).
+        matching pass (:mod:`deteval.analysis.slices`; ``slices_by_field`` builds them from an image field).
     **options
         The protocol's options (``deteval.protocols.get(name).options``). For
         ``coco``: ``iou_thrs`` (sequence of floats), ``area_ranges`` (mapping
@@ -119,7 +119,7 @@ def evaluate(
     preset = _preset(config)
     result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=preset, strict=strict, **options)
     if slices is not None:
-        from deteval.slices import slice_stats
+        from deteval.analysis.slices import slice_stats
 
         result.slices = slice_stats(result, slices)
     return result
@@ -154,7 +154,7 @@ def bootstrap(
     >>> ci = deteval.bootstrap("results.json", "instances_val2017.json", n=1000)  # doctest: +SKIP
     >>> ci.intervals["AP"]  # doctest: +SKIP
     """
-    from deteval.intervals import bootstrap_result
+    from deteval.analysis.intervals import bootstrap_result
 
     if not isinstance(result, EvalResult):
         if gt is None:
@@ -184,11 +184,11 @@ def compare(
     ``a`` and ``b`` are two results of :func:`evaluate` on the same ground truth, or two detection
     inputs with ``gt`` (evaluated here: the ground truth is loaded once, each model matched once). Each
     replicate resamples the images once (the rule of :func:`bootstrap`) and re-accumulates both models
-    on them. Returns a :class:`~deteval.comparison.ComparisonResult`: per stat ``a``, ``b``, ``delta``
+    on them. Returns a :class:`~deteval.analysis.comparison.ComparisonResult`: per stat ``a``, ``b``, ``delta``
     (b - a), its percentile ``intervals`` and two-sided bootstrap ``p_values``; per-class AP deltas
     sorted by size; ``.format_table()``, ``.to_dict()``.
     """
-    from deteval.comparison import compare_results
+    from deteval.analysis.comparison import compare_results
 
     if isinstance(a, EvalResult) and isinstance(b, EvalResult):
         if gt is not None or options:

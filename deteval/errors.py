@@ -1,8 +1,11 @@
-"""Errors raised for bad input, before any kernel runs; and warnings for renamed keywords."""
+"""Errors raised for bad input, before any kernel runs; the warning for input scored as the reference scores it
+but worth a word; and warnings for renamed keywords."""
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -23,6 +26,32 @@ class InputError(ValueError):
         self.rule = rule
         where = f"{source}: {record}" if record else source
         super().__init__(f"{where}: {rule}")
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+class DetevalWarning(UserWarning):
+    """Input that deteval accepts but that changes what is evaluated."""
+
+
+def warn(message: str) -> None:
+    """A :class:`DetevalWarning` attributed to the first caller outside deteval: the user's line, whichever
+    loader (general, scanned, paired) got there."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, DetevalWarning, stacklevel=level)
+
+
+def accepted(name: str, strict: bool, count: int, what: str, record: str | None, rule: str) -> None:
+    """Input that pycocotools scores and deteval scores the same way, but would rather not: one
+    :class:`DetevalWarning` giving the ``count`` of ``what`` and the first ``record`` with its ``rule``;
+    with ``strict`` the :class:`~deteval.errors.InputError` (``name``, ``record``, ``rule``) instead."""
+    if strict:
+        raise InputError(name, record, rule)
+    at = f"{record}: " if record else ""
+    warn(f"{name}: {count} {what}; first: {at}{rule}")
 
 
 def renamed_keywords(**new_of_old: str) -> Callable[[F], F]:

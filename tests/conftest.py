@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 TESTS_DIR = Path(__file__).resolve().parent
 DATA_DIR = TESTS_DIR / "data"
 
-# tests/ holds helper modules (oracle.py, strategies.py) imported by the test files; make them
+# tests/support/ (oracles, strategies) is imported by the test files as the package "support"; make it
 # importable whatever pytest's import mode is.
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))

@@ -1,4 +1,4 @@
-"""``deteval compare PREDS_A PREDS_B GT``: paired bootstrap comparison of two models (deteval.comparison)."""
+"""``deteval compare PREDS_A PREDS_B GT``: paired bootstrap comparison of two models (deteval.analysis.comparison)."""
 
 from __future__ import annotations
 

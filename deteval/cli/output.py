@@ -201,7 +201,7 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
             payload["bootstrap"] = extras.bootstrap.to_dict(replicates=args.bootstrap_replicates)
         texts["json"] = json.dumps(jsonable(payload), indent=2) + "\n"
     if args.csv or args.markdown:
-        from deteval.report import per_class_csv, per_class_markdown
+        from deteval.analysis.report import per_class_csv, per_class_markdown
 
         if args.csv:
             texts["csv"] = per_class_csv(result, sort_by=args.sort_by)
@@ -211,7 +211,7 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
 
 
 def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> None:
-    from deteval.curves import write_pr_curves
+    from deteval.analysis.curves import write_pr_curves
 
     with flag_errors("--curves"):
         write_pr_curves(
@@ -226,8 +226,8 @@ def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> N
 
 
 def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: Path, calibration=None) -> None:
-    from deteval import plots
-    from deteval.curves import default_iou
+    from deteval.analysis import plots
+    from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
     iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
@@ -255,7 +255,7 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
     out = sys.stdout if out is None else out
     print(result.summary(), file=out)
     if args.per_class:
-        from deteval.report import per_class_table
+        from deteval.analysis.report import per_class_table
 
         print(file=out)
         print(per_class_table(result, sort_by=args.sort_by), file=out)
@@ -274,7 +274,7 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
             print(file=out)
             print(getattr(extras, key).format_table(), file=out)
     if result.slices:
-        from deteval.report import slices_table
+        from deteval.analysis.report import slices_table
 
         print(file=out)
         print(slices_table(result.slices), file=out)

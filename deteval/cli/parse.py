@@ -153,7 +153,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--arrays-uncompressed", action="store_true", help="write --arrays uncompressed (np.savez: larger, faster)"
     )
     p.add_argument("--per-class", action="store_true", help="print a per-class table after the summary")
-    # per-class exports, curves and plots (deteval.report, deteval.curves, deteval.plots)
+    # per-class exports, curves and plots (deteval.analysis.report, deteval.analysis.curves, deteval.analysis.plots)
     p.add_argument(
         "--sort-by", metavar="COLUMN", help="sort per-class rows (--per-class, --csv, --markdown) by COLUMN, e.g. AP"
     )
@@ -417,7 +417,7 @@ def _take_back_positionals(args: argparse.Namespace) -> None:
 def _confusion_thrs(args: argparse.Namespace) -> tuple[float, float] | None:
     if args.confusion is None:
         return None
-    from deteval.confusion import parse_confusion_spec
+    from deteval.analysis.confusion import parse_confusion_spec
 
     try:
         return parse_confusion_spec(args.confusion)

@@ -68,7 +68,7 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
         and result.per_class
         and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
     ):
-        from deteval.report import with_operating_points
+        from deteval.analysis.report import with_operating_points
 
         with flag_errors("--at-iou/--at-area"):
             result = with_operating_points(result, beta=args.beta, iou_thr=args.at_iou, area=args.at_area)
@@ -81,24 +81,24 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
         with flag_errors("--tide"):
             extras.tide = _tide(args, dets, gt)
     if getattr(args, "calibration", False):
-        from deteval.calibration import calibration
+        from deteval.analysis.calibration import calibration
 
         with flag_errors("--calibration"):
             extras.calibration = calibration(result, n_bins=args.cal_bins, iou_thr=args.cal_iou_thr)
     if getattr(args, "lrp", False):
-        from deteval.lrp import optimal_lrp
+        from deteval.analysis.lrp import optimal_lrp
 
         with flag_errors("--lrp"):
             extras.lrp = optimal_lrp(result)
     if args.slices is not None or args.slice_by is not None:
-        from deteval.slices import read_slices, slice_stats, slices_by_field
+        from deteval.analysis.slices import read_slices, slice_stats, slices_by_field
 
         flag = "--slices" if args.slices is not None else "--slice-by"
         with flag_errors(flag):
             chosen = read_slices(args.slices) if args.slices is not None else slices_by_field(args.gt, args.slice_by)
             result.slices = slice_stats(result, chosen)
     if args.bootstrap is not None:
-        from deteval.intervals import bootstrap_result
+        from deteval.analysis.intervals import bootstrap_result
 
         with flag_errors("--bootstrap"):
             extras.bootstrap = bootstrap_result(result, n=args.bootstrap, seed=args.seed, level=args.level)
@@ -110,7 +110,7 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
 
 def _confusion(args: argparse.Namespace, thrs: tuple[float, float], dets: Any, gt: Any):
     """The confusion matrix from the containers the evaluation loaded."""
-    from deteval.confusion import confusion_matrix
+    from deteval.analysis.confusion import confusion_matrix
 
     if args.iou_type != "bbox":
         raise ValueError(f"the confusion matrix compares boxes only, not --iou-type {args.iou_type}")
@@ -121,7 +121,7 @@ def _confusion(args: argparse.Namespace, thrs: tuple[float, float], dets: Any, g
 def _tide(args: argparse.Namespace, dets: Any, gt: Any):
     """TIDE of the loaded containers (the ground truth's image table keeps the file's image order,
     by which tidecv breaks score ties)."""
-    from deteval.tide import tide_from_containers
+    from deteval.analysis.tide import tide_from_containers
 
     if not protocols.get(args.protocol).supports("tide", args.iou_type):
         where = _defined_for("tide", with_iou_types=True)
@@ -142,7 +142,7 @@ def _defined_for(analysis: str, with_iou_types: bool) -> str:
 def _score_thr_text(result: EvalResult, args: argparse.Namespace) -> str:
     if result.outcomes is None:
         return f"--score-thr: the {result.protocol!r} result holds no per-detection outcomes"
-    from deteval.operating_points import operating_points_at
+    from deteval.analysis.operating_points import operating_points_at
 
     pts = operating_points_at(result, args.score_thr, iou_thr=args.at_iou, area=args.at_area, beta=args.beta)
     head = (

@@ -11,46 +11,17 @@ two readers cannot drift apart.
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deteval.errors import InputError
+from deteval.errors import InputError, accepted, warn
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, xywh_area
 
 if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
     from deteval.rle import CompressedMasks, Masks
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class DetevalWarning(UserWarning):
-    """Input that deteval accepts but that changes what is evaluated."""
-
-
-def warn(message: str) -> None:
-    """A :class:`DetevalWarning` attributed to the first caller outside deteval: the user's line, whichever
-    loader (general, scanned, paired) got there."""
-    frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, DetevalWarning, stacklevel=level)
-
-
-def accepted(name: str, strict: bool, count: int, what: str, record: str | None, rule: str) -> None:
-    """Input that pycocotools scores and deteval scores the same way, but would rather not: one
-    :class:`DetevalWarning` giving the ``count`` of ``what`` and the first ``record`` with its ``rule``;
-    with ``strict`` the :class:`~deteval.errors.InputError` (``name``, ``record``, ``rule``) instead."""
-    if strict:
-        raise InputError(name, record, rule)
-    at = f"{record}: " if record else ""
-    warn(f"{name}: {count} {what}; first: {at}{rule}")
-
 
 def record_name(listname: str, index: int, rid: object) -> str:
     """How an error names a record: ``annotations[3] (id=4)`` (the general reader's ``_record`` of columns)."""

@@ -12,17 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputError
+from deteval.errors import InputError, accepted, warn
 from deteval.io.coco_columns import (
     LVIS_CATEGORY_FIELDS,
     LVIS_IMAGE_FIELDS,
     GtColumns,
-    accepted,
     box_polygon,
     detections_from_columns,
     ground_truth_from_columns,
     loadres_branch,
-    warn,
 )
 from deteval.io.json_source import python_value, python_values
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of

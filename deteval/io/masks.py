@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputError
-from deteval.io.coco_columns import accepted
+from deteval.errors import InputError, accepted
 from deteval.io.json_source import python_values
 from deteval.jit import njit
 from deteval.rle import U32, Masks

@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputError
-from deteval.io.coco_columns import warn
+from deteval.errors import InputError, warn
 from deteval.io.csv_scan import CsvTable, read_csv
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique
 

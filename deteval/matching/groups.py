@@ -8,7 +8,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from deteval.jit import njit, num_threads, run_tasks
-from deteval.sorting import counting_sort, sort_by_score_desc
+from deteval.matching.sorting import counting_sort, sort_by_score_desc
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth
 

@@ -78,7 +78,7 @@ def split_list(values: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """What a protocol's streaming evaluation reads from a batch of per-image dicts (deteval.evaluator_inputs).
+    """What a protocol's streaming evaluation reads from a batch of per-image dicts (deteval.evaluator.inputs).
 
     ``formats`` maps each iou type streamed to its batch box formats (the first the default), each to the
     container's: ``"xywh"`` (converted: COCO's IoU reads xywh), ``"xyxy"`` (as given), ``"obb"`` (as given,
@@ -213,7 +213,7 @@ class Protocol(ABC):
         """The error for a capability this protocol does not provide (raised by the caller)."""
         return InputError("protocol", None, f"protocol {self.name!r} does not support {capability}")
 
-    # ---- streaming: the Evaluator (deteval.evaluator) and Dask (deteval.dask); see StreamSpec
+    # ---- streaming: the Evaluator (deteval.evaluator) and Dask (deteval.evaluator.dask); see StreamSpec
 
     stream_spec: ClassVar[StreamSpec | None] = None  # None: no streaming evaluation
 
@@ -241,7 +241,7 @@ class Protocol(ABC):
 
         ``extra`` holds what a batch carried beyond the containers, as :class:`StreamSpec` asked
         (``"federated"``: the LVIS lists; each of ``image_keys``: float64 (I,), per image); it is empty for a
-        ground truth loaded by :meth:`load` (deteval.dask), which carries the same in its container.
+        ground truth loaded by :meth:`load` (deteval.evaluator.dask), which carries the same in its container.
         """
         raise self.unsupported(STREAMING)
 
@@ -299,7 +299,7 @@ def replay_refused(result: EvalResult, why: str) -> InputError:
 
 class Replay(ABC):
     """One result's replay: its images, and the stats of any list of them (a bootstrap replicate, a slice)
-    as evaluating that materialised dataset gives them (the rule in :mod:`deteval.intervals`).
+    as evaluating that materialised dataset gives them (the rule in :mod:`deteval.analysis.intervals`).
 
     ``record`` is what the result keeps (``EvalResult.replay``, pickled with it); the index a replicate
     walks is built from it once and cached on it (under ``_index``, which its ``__getstate__`` drops).

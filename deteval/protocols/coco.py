@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.compile_ahead import compile_ahead
+from deteval._runtime.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.protocols.base import (
@@ -107,7 +107,7 @@ class CocoReplay:
     params: CocoParams
 
     def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
@@ -130,9 +130,9 @@ def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> Coco
 
 
 def coco_replay_index(record: CocoReplay, max_dets: Any = None):
-    """The ranked index (:func:`deteval.resample.build_index`) of a :class:`CocoReplay` (or a record with its
-    fields), cut at ``max_dets`` per (image, category) (default: the parameters')."""
-    from deteval.resample import build_index
+    """The ranked index (:func:`deteval.accumulation.resample.build_index`) of a :class:`CocoReplay` (or a record
+    with its fields), cut at ``max_dets`` per (image, category) (default: the parameters')."""
+    from deteval.accumulation.resample import build_index
 
     m, params = record.matches, record.params
     return build_index(
@@ -143,7 +143,7 @@ def coco_replay_index(record: CocoReplay, max_dets: Any = None):
 
 
 class CocoReplayStats(Replay):
-    """COCO's replay: a list of images re-accumulated from the matches (:mod:`deteval.resample`), read as
+    """COCO's replay: a list of images re-accumulated from the matches (:mod:`deteval.accumulation.resample`), read as
     the stats and extra stats are read."""
 
     def build_index(self):
@@ -152,8 +152,8 @@ class CocoReplayStats(Replay):
         return coco_replay_index(self.record), *stat_reads(self.record.params)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.accumulation.resample import replicate_arrays
         from deteval.protocols.coco_summary import stats_of_plan
-        from deteval.resample import replicate_arrays
 
         ranked, plan, need = index
         return stats_of_plan(*replicate_arrays(ranked, draw, need), plan)
@@ -190,7 +190,7 @@ def outcomes_of(
 
 def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams) -> CocoResult:
     """Rank and accumulate matches into pycocotools' arrays, the stats and the per-class rows (no summary lines)."""
-    from deteval.accumulate import accumulate
+    from deteval.accumulation.accumulate import accumulate
 
     m = matches
     precision, recall, scores = accumulate(
@@ -265,7 +265,8 @@ class CocoProtocol(Protocol):
     preset_name = "coco"
     Params = CocoParams
     Result = CocoResult
-    analyses = {"lrp": IOU_TYPES, "tide": ("bbox", "segm")}  # optimal LRP (deteval.lrp), TIDE (deteval.tide)
+    # optimal LRP (deteval.analysis.lrp), TIDE (deteval.analysis.tide)
+    analyses = {"lrp": IOU_TYPES, "tide": ("bbox", "segm")}
     options = (
         Option("iou_thrs", "--iou-thrs", "IoU thresholds (default: .50:.05:.95)", "list",
                _numbers(float, "IoU thresholds"), metavar="T"),
@@ -302,7 +303,7 @@ class CocoProtocol(Protocol):
     def replay(self, result: EvalResult) -> CocoReplayStats:
         return CocoReplayStats(kept_replay(result))
 
-    # ---- streaming (deteval.evaluator, deteval.dask): one row per detection kept by the max-dets cut
+    # ---- streaming (deteval.evaluator, deteval.evaluator.dask): one row per detection kept by the max-dets cut
 
     stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES, "obb": STREAM_OBB})
 

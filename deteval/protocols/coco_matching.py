@@ -163,7 +163,7 @@ def match_pipeline(
     nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of ``dets``' rows) turns those
     rows' false positives into ignored ones (lvis-api's categories not exhaustively annotated).
     """
-    from deteval.accumulate import positives_per_category
+    from deteval.accumulation.accumulate import positives_per_category
     from deteval.matching.coco import match_groups
     from deteval.matching.groups import group_by_image_category
 

@@ -125,7 +125,7 @@ def extra_stats(precision: np.ndarray, recall: np.ndarray, params: CocoParams) -
 def stat_plan(params: CocoParams) -> list[tuple[str, bool, np.ndarray, list[int], list[int]]]:
     """Where each stat, then each extra stat, reads: ``(name, is_ap, IoU indices, area indices, max-dets
     indices)``; the stat is the mean of the valid entries of ``arr[iou indices][..., areas, max dets]``,
-    as :func:`coco_stats` computes it (for re-accumulated arrays: deteval.intervals)."""
+    as :func:`coco_stats` computes it (for re-accumulated arrays: deteval.analysis.intervals)."""
     thr = np.arange(len(params.iou_thrs))
     plan = []
     for name, is_ap, iou, area, max_det in [*_stat_specs(params), *_extra_specs(params)]:
@@ -146,9 +146,9 @@ def stat_reads(params: CocoParams) -> tuple[list, np.ndarray]:
 
 def stats_of_plan(precision: np.ndarray, recall: np.ndarray, plan) -> list[float]:
     """pycocotools' ``_summarize`` means from re-accumulated arrays laid out ``[A, M, T, ...]``
-    (:func:`deteval.resample.replicate_arrays`), read by :func:`stat_plan`: the same entries in the same
+    (:func:`deteval.accumulation.resample.replicate_arrays`), read by :func:`stat_plan`: the same entries in the same
     order, so the same floats as :func:`coco_stats` then :func:`extra_stats`."""
-    from deteval.resample import as_pycocotools
+    from deteval.accumulation.resample import as_pycocotools
 
     out = []
     for _, is_ap, t, a, m in plan:

@@ -109,7 +109,7 @@ def _gt_ignore(gt: GroundTruth) -> np.ndarray:
 
 def _subset(m: CocoMatches, gt: GroundTruth, params: CocoParams, images: np.ndarray) -> CocoMatches:
     """The matches of the images where ``images`` is True (a bucket), with their ground truth counted anew."""
-    from deteval.accumulate import positives_per_category
+    from deteval.accumulation.accumulate import positives_per_category
 
     keep = images[m.det_image]
     g = images[gt.image]
@@ -162,7 +162,7 @@ def crowd_replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -
 
 
 class CrowdPoseReplayStats(Replay):
-    """CrowdPose's replay: COCO's re-accumulation (:mod:`deteval.resample`) of the images drawn for the six
+    """CrowdPose's replay: COCO's re-accumulation (:mod:`deteval.accumulation.resample`) of the images drawn for the six
     stats, and of the drawn images of each bucket, in draw order, for its AP (as :meth:`CrowdPoseProtocol.reduce`
     evaluates each bucket alone)."""
 
@@ -173,7 +173,7 @@ class CrowdPoseReplayStats(Replay):
         return coco_replay_index(self.record), first_area
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
-        from deteval.resample import as_pycocotools, replicate_arrays
+        from deteval.accumulation.resample import as_pycocotools, replicate_arrays
 
         ranked, first_area = index
         params, bucket = self.record.params, self.record.bucket
@@ -237,7 +237,7 @@ class CrowdPoseProtocol(Protocol):
         result = _result(matches, subsets, gt.categories, params)
         return dataclasses.replace(result, replay=crowd_replay_of(matches, gt, params))
 
-    # ---- streaming (deteval.evaluator, deteval.dask): COCO's keypoint rows; each image's bucket, and the
+    # ---- streaming (deteval.evaluator, deteval.evaluator.dask): COCO's keypoint rows; each image's bucket, and the
     # positives of each bucket per category, kept beside them. A target carries its image's ``crowd_index``.
 
     stream_spec = StreamSpec(formats={"keypoints": STREAM_BOXES}, image_keys=("crowd_index",))
@@ -256,9 +256,9 @@ class CrowdPoseProtocol(Protocol):
         return n_area, len(params.iou_thrs), n_area * (1 + len(BUCKETS)), len(BUCKETS)
 
     def stream_match(self, preds: Detections, gt: GroundTruth, params: CocoParams, extra: Mapping) -> StreamPart:
-        from deteval.accumulate import positives_per_category
+        from deteval.accumulation.accumulate import positives_per_category
 
-        bucket = getattr(gt, "bucket", None)  # loaded (deteval.dask), else from the targets' crowd_index
+        bucket = getattr(gt, "bucket", None)  # loaded (deteval.evaluator.dask), else from the targets' crowd_index
         if bucket is None:
             index = np.asarray(extra["crowd_index"], np.float64)
             bucket = np.zeros((len(index), len(BUCKETS)), bool)
@@ -319,7 +319,7 @@ def _bucket_index(crowd_index: np.ndarray) -> np.ndarray:
 
 def _result(matches: CocoMatches, subsets: list[CocoMatches], categories: Any, params: CocoParams) -> CocoResult:
     """The result of the matches and of each bucket's (``subsets``, in BUCKETS' order)."""
-    from deteval.accumulate import accumulate
+    from deteval.accumulation.accumulate import accumulate
 
     result = reduce_matches(matches, categories, params)
     stats = crowd_stats(result.precision, result.recall, params)

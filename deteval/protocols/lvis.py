@@ -176,7 +176,7 @@ def result_from_matches(
 ) -> CocoResult:
     """:func:`reduce_matches` from the category table and each category's frequency (an index into
     ``FREQUENCIES``) alone: what the streaming Evaluator keeps instead of a ground truth."""
-    from deteval.accumulate import accumulate
+    from deteval.accumulation.accumulate import accumulate
 
     m, freq = matches, frequency
     precision, recall, scores = accumulate(
@@ -222,7 +222,7 @@ class LvisReplay:
     max_dets: tuple[int, ...] = (_NO_CUT,)  # the accumulation's cut per (image, category): none
 
     def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
@@ -256,7 +256,7 @@ class LvisReplayStats(Replay):
         return coco_replay_index(self.record, self.record.max_dets)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
-        from deteval.resample import as_pycocotools, replicate_arrays
+        from deteval.accumulation.resample import as_pycocotools, replicate_arrays
 
         r, p = self.record, self.record.params
         precision, recall = as_pycocotools(*replicate_arrays(index, draw))  # the max-dets axis holds one entry
@@ -297,7 +297,7 @@ class LvisProtocol(Protocol):
     def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
         return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
 
-    # ---- streaming (deteval.evaluator, deteval.dask): COCO's rows, the federated lists acting in the match
+    # ---- streaming (deteval.evaluator, deteval.evaluator.dask): COCO's rows, the federated lists acting in the match
 
     stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES}, federated=True,
                              whole_vocabulary=True)  # fmt: skip
@@ -323,7 +323,7 @@ class LvisProtocol(Protocol):
         return len(params.area_ranges), len(params.iou_thrs), len(params.area_ranges), 0
 
     def stream_match(self, preds: Detections, gt: GroundTruth, params: LvisParams, extra: Mapping) -> StreamPart:
-        if "federated" not in extra:  # a loaded LVIS ground truth (deteval.dask) carries its lists
+        if "federated" not in extra:  # a loaded LVIS ground truth (deteval.evaluator.dask) carries its lists
             return stream_part(match(preds, gt, params), len(gt.categories))
         fields = {f: getattr(gt, f) for f in gt.__dataclass_fields__}
         lvis_gt = LvisGroundTruth(**fields, federated=extra["federated"])

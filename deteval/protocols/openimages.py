@@ -37,7 +37,8 @@ from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, Replay, kept_replay
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, printable, sorted_unique
+from deteval.text import printable
+from deteval.types import Detections, GroundTruth, sorted_unique
 
 PRESET_KEYS = ("iou_thr", "group_of_weight", "expand", "labels", "hierarchy", "class_names", "max_dets")
 DENSE_KEYS = 1 << 27  # (image, class) pairs up to which match() looks them up in a table, not by a search
@@ -144,7 +145,7 @@ def ranked_entries(m: OpenImagesMatches, gt: GroundTruth, w: float) -> RankedEnt
 def rank_entries(e: RankedEntries, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
     """``(order, offsets)``: by class (stable counting sort), then by descending score (stable): detections
     first on ties, then group-of entries (as rank_by_category's lexsort, in linear passes)."""
-    from deteval.sorting import counting_sort, sort_slices_by_score_desc
+    from deteval.matching.sorting import counting_sort, sort_slices_by_score_desc
 
     order = counting_sort(e.category, None, n_cat)
     offsets = np.zeros(n_cat + 1, np.int64)
@@ -169,7 +170,7 @@ class OpenImagesReplay:
     group_of_weight: float
 
     def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
@@ -196,12 +197,12 @@ class OpenImagesReplayStats(Replay):
     image's rows in their original order; a slice's rows keep their order.
 
     The ranking's ties break by (detection before group-of entry, row), so a run of equal scores is split in
-    its detections and its group-of entries, and :func:`deteval.resample_voc.voc_replicate` re-orders each
+    its detections and its group-of entries, and :func:`deteval.accumulation.resample_voc.voc_replicate` re-orders each
     part's copies by (draw position, row). Its outcome row holds each entry's kind: 0 FP, 1 TP, 2 group-of.
     """
 
     def build_index(self):
-        from deteval.resample_voc import VocReplayIndex
+        from deteval.accumulation.resample_voc import VocReplayIndex
 
         r, e = self.record, self.record.entries
         if np.isnan(e.score).any():  # the ranking's sort compares NaN inconsistently: no order a subset keeps
@@ -233,8 +234,8 @@ class OpenImagesReplayStats(Replay):
         )
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
-        from deteval.integrators import all_points_weighted_segments
-        from deteval.resample_voc import voc_replicate
+        from deteval.accumulation.integrators import all_points_weighted_segments
+        from deteval.accumulation.resample_voc import voc_replicate
 
         r, w = self.record, self.record.group_of_weight
         kind, _, offsets, _ = voc_replicate(index, draw, by_draw)
@@ -315,7 +316,7 @@ class OpenImagesProtocol(Protocol):
         return OpenImagesMatches(outcome, group_score, dt.category, dt.score, dt.image)
 
     def reduce(self, matches: OpenImagesMatches, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesResult:
-        from deteval.integrators import all_points_weighted_segments
+        from deteval.accumulation.integrators import all_points_weighted_segments
         from deteval.matching.openimages import ABSORBED, FP, TP
 
         m, w, n_cat = matches, params.group_of_weight, len(gt.categories)

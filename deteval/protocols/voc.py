@@ -2,8 +2,8 @@
 
 One evaluation: VOC matching (:mod:`deteval.matching.voc`) at every IoU
 threshold in one pass, then one stable ranking per class (descending score,
-ties in input order, :func:`deteval.accumulate.rank_by_category`) reduced by
-an integrator from :mod:`deteval.integrators`.
+ties in input order, :func:`deteval.accumulation.accumulate.rank_by_category`) reduced by
+an integrator from :mod:`deteval.accumulation.integrators`.
 
 Defaults (``configs/voc07.toml``, ``configs/voc10.toml``) reproduce
 py-faster-rcnn's ``voc_eval.py`` (and detectron2's VOC evaluator): IoU test
@@ -43,7 +43,8 @@ from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay, split_list
 from deteval.result import EvalResult, Outcomes, VocResult
-from deteval.types import Detections, GroundTruth, IdTable, display_width, pad, printable
+from deteval.text import display_width, pad, printable
+from deteval.types import Detections, GroundTruth, IdTable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
 
 PRESET_KEYS = ("iou_thrs", "integrator", "iou_test", "plus_one", "ties", "grid", "names", "image_set", "box_format")
@@ -264,8 +265,8 @@ class VocProtocol(Protocol):
         return voc_matches(outcome, gt, dt, difficult)
 
     def reduce(self, matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocResult:
-        from deteval import integrators as integ
-        from deteval.accumulate import rank_by_category
+        from deteval.accumulation import integrators as integ
+        from deteval.accumulation.accumulate import rank_by_category
 
         m, thrs, names_i = matches, params.iou_thrs, params.integrators
         n_cat = len(gt.categories)
@@ -338,7 +339,7 @@ class VocProtocol(Protocol):
     def replay(self, result: EvalResult) -> VocReplayStats:
         return VocReplayStats(kept_replay(result), self)
 
-    # ---- streaming (deteval.evaluator, deteval.dask)
+    # ---- streaming (deteval.evaluator, deteval.evaluator.dask)
     #
     # A detection's outcome depends on its image's rows only, so each batch is matched alone; what is kept is
     # per detection its image, class, score, outcome at each threshold and its row among its image's rows.
@@ -413,7 +414,7 @@ def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
     if len(gt) == 0:
         return
     if all(np.all((b >= 0) & (b <= 1)) for b in (gt.boxes, dt.boxes) if len(b)):
-        from deteval.io.coco_columns import warn
+        from deteval.errors import warn
 
         warn(
             f"{gt.source}, {dt.source}: every box coordinate lies in [0, 1] (normalised coordinates?) but VOC's "
@@ -437,7 +438,7 @@ class VocReplay:
     params: VocParams
 
     def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.intervals): rebuilt, not pickled
+        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
@@ -457,7 +458,7 @@ def replay_of(matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocRep
 
 
 class VocReplayStats(Replay):
-    """The VOC family's replay: each class re-ranked over the images drawn (:mod:`deteval.resample_voc`),
+    """The VOC family's replay: each class re-ranked over the images drawn (:mod:`deteval.accumulation.resample_voc`),
     reduced by the protocol's integrators and scoring (``VocProtocol.scored``) as :meth:`VocProtocol.reduce`."""
 
     def __init__(self, record: VocReplay, protocol: VocProtocol) -> None:
@@ -465,7 +466,7 @@ class VocReplayStats(Replay):
         self.protocol = protocol
 
     def build_index(self):
-        from deteval.resample_voc import build_voc_index
+        from deteval.accumulation.resample_voc import build_voc_index
 
         r = self.record
         m = r.matches
@@ -473,8 +474,8 @@ class VocReplayStats(Replay):
         return build_voc_index(*args)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
-        from deteval import integrators as integ
-        from deteval.resample_voc import voc_replicate
+        from deteval.accumulation import integrators as integ
+        from deteval.accumulation.resample_voc import voc_replicate
 
         p = self.record.params
         outcome, scores, offsets, npos = voc_replicate(index, draw, by_draw)
@@ -497,7 +498,7 @@ def class_means(ap: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 def stats_of_ap(ap: np.ndarray, valid: np.ndarray, params: VocParams) -> dict[str, float]:
     """The stats of per-class AP (T, K, I) with ``valid`` (K,) the classes scored: what :meth:`VocProtocol.reduce`
-    reports, for a resample's AP (deteval.intervals)."""
+    reports, for a resample's AP (deteval.analysis.intervals)."""
     return _stats(class_means(ap, valid), valid, params)
 
 

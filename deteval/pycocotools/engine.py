@@ -157,7 +157,7 @@ def evaluate(coco_gt: Any, coco_dt: Any, p: Any) -> Evaluated:
 
 def accumulate(ev: Evaluated, rec_thrs: np.ndarray, max_dets: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """precision, recall and scores of an evaluation, with ``rec_thrs`` (read at accumulate time, as pycocotools)."""
-    from deteval.accumulate import accumulate as accumulate_kernel
+    from deteval.accumulation.accumulate import accumulate as accumulate_kernel
 
     g = ev.groups
     per_group = np.diff(g.dt_offsets)

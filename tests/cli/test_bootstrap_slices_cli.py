@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from fake100 import GT, PREDS
+from support.fake100 import GT, PREDS
 
 import deteval
 from deteval.cli import main

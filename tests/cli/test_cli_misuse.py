@@ -71,12 +71,12 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path, pair, monkeypatch, capsys):
 
 
 def test_ctrl_c_while_writing_leaves_no_file(tmp_path, monkeypatch, capsys):
-    import deteval.curves
+    import deteval.analysis.curves
 
     def interrupted(*args, **kwargs):  # --json's temporary is written by then
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(deteval.curves, "write_pr_curves", interrupted)
+    monkeypatch.setattr(deteval.analysis.curves, "write_pr_curves", interrupted)
     (tmp_path / "old.json").write_text("{}\n")
     before = _snapshot(tmp_path)
     argv = ["--sample", "--quiet", "--json", str(tmp_path / "old.json"), "--curves", str(tmp_path / "c.json")]

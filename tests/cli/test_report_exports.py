@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 import deteval
-from deteval.cli import main, sample_pair
-from deteval.curves import curve_indices, pr_curves
-from deteval.operating_points import best_operating_points, operating_points_at
-from deteval.report import (
+from deteval.analysis.curves import curve_indices, pr_curves
+from deteval.analysis.operating_points import best_operating_points, operating_points_at
+from deteval.analysis.report import (
     operating_point_columns,
     per_class_csv,
     per_class_markdown,
     per_class_table,
     with_operating_points,
 )
+from deteval.cli import main, sample_pair
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +193,7 @@ def test_cli_bad_sort_column_is_a_usage_error(tmp_path, capsys):
 
 def test_plots_written(tmp_path, sample):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
-    from deteval.plots import plot_pr_curves
+    from deteval.analysis.plots import plot_pr_curves
 
     paths = plot_pr_curves(sample, tmp_path / "plots", iou_thr=0.5)
     assert [p.name for p in paths] == ["pr_curves.png", "per_class_ap.png"]
@@ -214,7 +214,7 @@ def test_plots_without_matplotlib_say_so(tmp_path, sample, monkeypatch, capsys):
     # a None entry in sys.modules makes the import fail, as if matplotlib were not installed
     for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
         monkeypatch.setitem(sys.modules, name, None)
-    from deteval.plots import plot_pr_curves
+    from deteval.analysis.plots import plot_pr_curves
 
     with pytest.raises(ImportError, match=r"deteval\[plot\]"):
         plot_pr_curves(sample, tmp_path)

@@ -8,9 +8,9 @@ import pytest
 from conftest import COCO_PAIRS
 
 import deteval
-from deteval.calibration import calibration
+from deteval.analysis.calibration import calibration
+from deteval.analysis.lrp import evaluate_with_ious, optimal_lrp
 from deteval.cli import main
-from deteval.lrp import evaluate_with_ious, optimal_lrp
 from deteval.result import jsonable
 
 PAIR = COCO_PAIRS["coco_fake100"]

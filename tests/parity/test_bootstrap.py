@@ -11,12 +11,12 @@ import json
 
 import numpy as np
 import pytest
-from fake100 import GT, PREDS
-from oracle import load_json, run_pycocotools
-from resampled import file_draws, materialise
+from support.fake100 import GT, PREDS
+from support.oracle import load_json, run_pycocotools
+from support.resampled import file_draws, materialise
 
 import deteval
-from deteval.intervals import draws_of, stats_of_draws
+from deteval.analysis.intervals import draws_of, stats_of_draws
 
 
 def _assert_replicates_equal_pycocotools(gt: dict, preds: list, n: int, seed: int, **kw) -> None:
@@ -93,7 +93,7 @@ def test_bootstrap_of_inputs_and_bad_arguments():
 # adversarial generated cases: tied scores, crowds, custom area ranges and max dets, pooled categories
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from strategies import coco_cases  # noqa: E402
+from support.strategies import coco_cases  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lvis_oracle import fixture_files, lvis_api, run_lvis
-from oracle import load_json
-from resampled import file_draws, materialise
+from support.lvis_oracle import fixture_files, lvis_api, run_lvis
+from support.oracle import load_json
+from support.resampled import file_draws, materialise
 
 import deteval
-from deteval.intervals import draws_of, stats_of_draws
+from deteval.analysis.intervals import draws_of, stats_of_draws
 
 
 @pytest.fixture(scope="module")

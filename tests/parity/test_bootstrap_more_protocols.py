@@ -1,9 +1,9 @@
 """Bootstrap, slices and compare for the crowdpose, dota and openimages protocols: every replicate, slice and
 paired replicate equals ``deteval.evaluate()`` on the materialised dataset (``==``, every stat).
 
-A replicate's images are materialised by the rule of :mod:`deteval.intervals`: image ``idx[j]`` becomes the
+A replicate's images are materialised by the rule of :mod:`deteval.analysis.intervals`: image ``idx[j]`` becomes the
 ``j``-th image, with copies of its ground truth and detections. COCO-style data (crowdpose) renumbers the
-images ``1..n`` in draw order (``tests/resampled.py``), the tie order of its accumulation; dota and
+images ``1..n`` in draw order (``tests/support/resampled.py``), the tie order of its accumulation; dota and
 openimages break score ties by row, so their copies' rows stand draw after draw, each image's in their
 original order (openimages: the ground truth's rows too, its group-of boxes rank as rows). A slice is its
 images alone, rows in their original order. The data is generated with tied scores, empty images, classes
@@ -20,12 +20,12 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resampled import file_draws, materialise
+from support.resampled import file_draws, materialise
 
 import deteval
-from deteval.intervals import draws_of, stats_of_draws
+from deteval.analysis.intervals import draws_of, stats_of_draws
+from deteval.analysis.slices import slice_stats
 from deteval.io.openimages import OpenImagesGroundTruth
-from deteval.slices import slice_stats
 from deteval.types import Detections, GroundTruth, IdTable
 
 EXAMPLES = settings(max_examples=max(30, settings().max_examples // 3), deadline=None)

@@ -3,8 +3,8 @@
 A replicate's images are drawn by the documented rule and materialised: image ``idx[j]`` becomes image
 ``j``, with copies of its ground truth and detections, the detections draw after draw, each image's in
 their original row order. VOC breaks score ties by row, so that is the rule a replicate follows. deteval's
-replicate (re-ranked from the one matching pass, :mod:`deteval.resample_voc`) must equal deteval's VOC
-protocol on the materialised dataset (``==``) and the independent voc_eval oracle (``tests/voc_oracle.py``,
+replicate (re-ranked from the one matching pass, :mod:`deteval.accumulation.resample_voc`) must equal deteval's VOC
+protocol on the materialised dataset (``==``) and the independent voc_eval oracle (``tests/support/voc_oracle.py``,
 within 1e-12); a slice must equal evaluating its images alone, rows in their original order.
 """
 
@@ -17,11 +17,11 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from resampled import file_draws
-from voc_oracle import mean_ap
+from support.resampled import file_draws
+from support.voc_oracle import mean_ap
 
 import deteval
-from deteval.intervals import draws_of, stats_of_draws
+from deteval.analysis.intervals import draws_of, stats_of_draws
 from deteval.io import voc as voc_io
 from deteval.types import Detections, GroundTruth, IdTable
 

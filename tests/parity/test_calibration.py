@@ -1,4 +1,4 @@
-"""deteval.calibration against hotcoco 1.3.0's COCOeval.calibration(): the shared pairs and generated datasets.
+"""deteval.analysis.calibration against hotcoco 1.3.0's COCOeval.calibration(): the shared pairs and generated datasets.
 
 Tolerance: none on the shared pairs and the generated data: deteval sums in hotcoco's order
 (images by id, categories, score order) and the two evaluations agree on every match, so ECE, MCE,
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import HealthCheck, given, settings
-from strategies_stats import stats_cases
+from support.strategies_stats import stats_cases
 
 import deteval
-from deteval.calibration import calibration
+from deteval.analysis.calibration import calibration
 
 hotcoco = pytest.importorskip("hotcoco")
 

@@ -13,9 +13,9 @@ import io
 import numpy as np
 import pytest
 from conftest import DATA_DIR
-from oracle import assert_same, load_json, run_pycocotools
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
+from support.oracle import assert_same, load_json, run_pycocotools
 
 import deteval
 

@@ -18,7 +18,7 @@ import warnings
 
 import pytest
 from hypothesis import given, settings
-from strategies_obb import near_threshold, obb_datasets
+from support.strategies_obb import near_threshold, obb_datasets
 
 import deteval
 from deteval.errors import InputError

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import COCO_PAIRS, TESTS_DIR
-from oracle import assert_same, compare_arrays, run_pycocotools
+from support.oracle import assert_same, compare_arrays, run_pycocotools
 
 import deteval
 

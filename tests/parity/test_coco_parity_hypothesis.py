@@ -16,8 +16,8 @@ from __future__ import annotations
 import copy
 
 from hypothesis import example, given
-from oracle import assert_same, run_pycocotools
-from strategies import CocoCase, coco_cases
+from support.oracle import assert_same, run_pycocotools
+from support.strategies import CocoCase, coco_cases
 
 import deteval
 

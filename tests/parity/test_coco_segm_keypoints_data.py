@@ -28,9 +28,9 @@ import sys
 import numpy as np
 import pytest
 from conftest import DATA_DIR, TESTS_DIR
-from oracle import assert_same, compare_arrays, load_json, run_pycocotools
 from pycocotools import mask as mask_utils
-from strategies_masks import COCO_SIGMAS, run_pycocotools_sigmas
+from support.oracle import assert_same, compare_arrays, load_json, run_pycocotools
+from support.strategies_masks import COCO_SIGMAS, run_pycocotools_sigmas
 
 import deteval
 from deteval.rle import CompressedMasks

@@ -17,10 +17,10 @@ import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import assert_same, run_pycocotools
 from pycocotools import mask as mask_utils
-from strategies import CocoCase
-from strategies_masks import KeypointCase, keypoint_cases, run_pycocotools_sigmas, segm_cases
+from support.oracle import assert_same, run_pycocotools
+from support.strategies import CocoCase
+from support.strategies_masks import KeypointCase, keypoint_cases, run_pycocotools_sigmas, segm_cases
 
 import deteval
 from deteval.geometry import keypoints

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from fake100 import GT, PREDS
-from oracle import load_json
+from support.fake100 import GT, PREDS
+from support.oracle import load_json
 
 import deteval
 from deteval.cli import main

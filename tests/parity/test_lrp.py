@@ -1,4 +1,4 @@
-"""deteval.lrp.optimal_lrp against vernier 0.5.4's optimal_lrp: the shared pairs and generated datasets.
+"""deteval.analysis.lrp.optimal_lrp against vernier 0.5.4's optimal_lrp: the shared pairs and generated datasets.
 
 Every figure, per class and mean, and every class's score threshold ``s*`` equal to the bit: both
 have pycocotools' IoUs (vernier computes its own, equal to the bit), sum ``1 - IoU`` in score order
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import HealthCheck, given, settings
-from strategies_stats import stats_cases
+from support.strategies_stats import stats_cases
 
-from deteval.lrp import evaluate_with_ious, optimal_lrp
+from deteval.analysis.lrp import evaluate_with_ious, optimal_lrp
 
 vernier = pytest.importorskip("vernier")
 from vernier.instance import Segm  # noqa: E402

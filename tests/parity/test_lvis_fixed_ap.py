@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from lvis_oracle import DATA, fixture_files
+from support.lvis_oracle import DATA, fixture_files
 
 import deteval
 from deteval.cli import main

@@ -22,7 +22,7 @@ import pycocotools.mask as mask_utils
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lvis_oracle import assert_same, fixture_files, lvis_api, run_lvis
+from support.lvis_oracle import assert_same, fixture_files, lvis_api, run_lvis
 
 import deteval
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import assert_same, load_json, run_pycocotools
+from support.oracle import assert_same, load_json, run_pycocotools
 
 import deteval
 from deteval import DetevalWarning, InputError

@@ -1,4 +1,4 @@
-"""The openimages protocol against the tests' independent reference (tests/openimages_reference.py) on
+"""The openimages protocol against the tests' independent reference (tests/support/openimages_reference.py) on
 generated datasets: per-class AP and mAP within 1e-12.
 
 The data aims at the rules' corners: group-of boxes with many detections inside, duplicates on a taken
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openimages_reference import evaluate as reference
+from support.openimages_reference import evaluate as reference
 
 import deteval
 

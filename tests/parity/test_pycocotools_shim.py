@@ -1,6 +1,6 @@
 """deteval's pycocotools shim (``deteval.pycocotools``) against pycocotools 2.0.11, driven the same way.
 
-Every comparison runs one driver on both (see ``tests/shim_twins.py``): printed lines, exceptions,
+Every comparison runs one driver on both (see ``tests/support/shim_twins.py``): printed lines, exceptions,
 ``eval`` arrays bit for bit, ``stats`` with ``==``, the normalised params and, where read,
 ``evalImgs`` records and ``ious``. On every COCO pair under tests/data (bbox, segm, keypoints),
 with params mutated between ``evaluate()`` calls, and on the COCO API's queries.
@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
-from shim_twins import compare_drivers
+from support.shim_twins import compare_drivers
 
 from deteval.pycocotools import COCO, COCOeval, Params, cocoeval
 

@@ -3,7 +3,7 @@
 The cases of ``strategies.coco_cases``, ``strategies_masks.segm_cases`` and ``keypoint_cases`` (ties,
 crowds, ids 0, boundary areas and IoUs, string image ids, custom params, pooled categories ...),
 each driven the same way through both: the case's parameters set on ``params``, then ``evaluate()``,
-``accumulate()``, ``summarize()``, everything compared (``tests/shim_twins.py``), ``evalImgs`` and
+``accumulate()``, ``summarize()``, everything compared (``tests/support/shim_twins.py``), ``evalImgs`` and
 ``ious`` included. Each test runs a sixth of the hypothesis profile's examples.
 """
 
@@ -13,9 +13,9 @@ import copy
 
 import numpy as np
 from hypothesis import given, settings
-from shim_twins import compare_drivers
-from strategies import coco_cases
-from strategies_masks import keypoint_cases, segm_cases
+from support.shim_twins import compare_drivers
+from support.strategies import coco_cases
+from support.strategies_masks import keypoint_cases, segm_cases
 
 # a sixth of the profile: each example drives pycocotools and the shim through every step, and the kernels
 # under the shim have run the profile's full count against pycocotools in test_coco_parity_* already

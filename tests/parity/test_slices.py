@@ -9,13 +9,13 @@ import json
 
 import numpy as np
 import pytest
-from fake100 import GT, PREDS
-from oracle import load_json
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
+from support.fake100 import GT, PREDS
+from support.oracle import load_json
 
 import deteval
-from deteval.slices import slices_by_field
+from deteval.analysis.slices import slices_by_field
 
 
 def _pycocotools_on(preds, gt, img_ids, iou_type):

@@ -1,4 +1,4 @@
-"""deteval.tide against tidecv 1.0.1: the shared COCO pairs, hand-built cases, random datasets."""
+"""deteval.analysis.tide against tidecv 1.0.1: the shared COCO pairs, hand-built cases, random datasets."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from strategies import coco_cases
+from support.strategies import coco_cases
 
+from deteval.analysis.tide import COCO_THRESHOLDS, ERROR_TYPES, SPECIAL_TYPES, tide_errors
+from deteval.analysis.tide import _kernels as K
 from deteval.io.coco import load_coco_pair
-from deteval.tide import COCO_THRESHOLDS, ERROR_TYPES, SPECIAL_TYPES, tide_errors
-from deteval.tide import _kernels as K
 
 # --------------------------------------------------------------------------------------
 # tidecv, run on the same data
@@ -399,7 +399,7 @@ def test_xyxy_containers_are_converted():
 
 
 # --------------------------------------------------------------------------------------
-# (c) random datasets (tests/strategies.py: ties, crowd, zero-area boxes, 0.5 IoUs, > 100 dets,
+# (c) random datasets (tests/support/strategies.py: ties, crowd, zero-area boxes, 0.5 IoUs, > 100 dets,
 # shuffled image lists, string ids, category id -1 = tidecv's "any class" crowd region)
 
 
@@ -480,7 +480,7 @@ def _assert_same_result(a, b):
 
 @pytest.mark.parametrize("name", list(COCO_PAIRS))
 def test_container_path_equals_the_path_path(name):
-    from deteval.tide import tide_from_containers
+    from deteval.analysis.tide import tide_from_containers
 
     pair = COCO_PAIRS[name]
     gt, preds = pair.load_gt(), pair.load_preds()
@@ -500,7 +500,7 @@ def test_container_path_equals_the_path_path(name):
 
 
 def test_container_path_takes_only_containers():
-    from deteval.tide import tide_from_containers
+    from deteval.analysis.tide import tide_from_containers
 
     pair = COCO_PAIRS["toy7"]
     with pytest.raises(TypeError, match="tide_errors"):
@@ -515,7 +515,7 @@ def test_container_path_takes_only_containers():
 @settings(max_examples=max(10, settings().max_examples // 2))
 @given(case=coco_cases(), max_dets=st.sampled_from([100, 1, 3]), pos=st.sampled_from([0.5, 0.75]))
 def test_container_path_equals_the_path_path_on_random_datasets(case, max_dets, pos):
-    from deteval.tide import tide_from_containers
+    from deteval.analysis.tide import tide_from_containers
 
     by_path = tide_errors(case.preds, case.gt, max_dets=max_dets, iou_thr=pos, name="run")
     dets, gtc = _loaded(case.preds, case.gt)
@@ -530,7 +530,7 @@ def test_container_path_equals_the_path_path_on_random_datasets(case, max_dets, 
 def test_loaded_containers_keep_the_files_image_order(name, scanner, monkeypatch):
     """Both ground-truth readers keep each image's place in the file: TIDE of the loaded containers
     (what the CLI computes) is tidecv's, whatever order the file lists its images in."""
-    from deteval.tide import tide_from_containers
+    from deteval.analysis.tide import tide_from_containers
     from deteval.tuning import TUNING
 
     monkeypatch.setattr(TUNING, "fast_path_bytes", 0 if scanner else 1 << 62)

@@ -1,4 +1,4 @@
-"""deteval.tide with iou_type="segm" against tidecv 1.0.1's mask mode (TIDE.MASK): the shared segm pairs and
+"""deteval.analysis.tide with iou_type="segm" against tidecv 1.0.1's mask mode (TIDE.MASK): the shared segm pairs and
 generated datasets. Equality is exact (same Python, same summation), as in test_tide.py."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 import pytest
 from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
-from strategies_stats import stats_cases
+from support.strategies_stats import stats_cases
 from test_tide import _assert_same, _tidecv_data, _tidecv_run
 
-from deteval.tide import tide_errors
+from deteval.analysis.tide import tide_errors
 
 tidecv = pytest.importorskip("tidecv")
 from pycocotools import mask as mask_utils  # noqa: E402
@@ -76,12 +76,12 @@ def test_coco_fake100_through_tidecv_loaders():
 @given(stats_cases(segm=True))
 def test_generated_masks_match_tidecv(case):
     gt, preds = case
-    if all(p["score"] <= -1 for p in preds):  # tidecv raises (see deteval.tide, "No classes left")
+    if all(p["score"] <= -1 for p in preds):  # tidecv raises (see deteval.analysis.tide, "No classes left")
         return
     gd, pd = _tidecv_mask_data(gt, preds)
     try:
         ref = _tidecv_mask_run(gd, pd)
-    except (ZeroDivisionError, KeyError):  # tidecv's failures, documented in deteval.tide
+    except (ZeroDivisionError, KeyError):  # tidecv's failures, documented in deteval.analysis.tide
         return
     res = tide_errors(preds, gt, iou_type="segm")
     _assert_same(res, ref, gd, pd, len(preds), len(gt["annotations"]))
@@ -101,7 +101,7 @@ def test_cli_tide_segm(tmp_path, capsys):
 def test_ignore_region_uses_the_crowd_overlap():
     """A detection covering half a crowd region: its IoU is 1/2, its overlap (intersection over its own area) 1,
     so the region ignores it; a detection straddling it is ignored or not by the same rule. As tidecv."""
-    from strategies_stats import _as_masks
+    from support.strategies_stats import _as_masks
 
     gt = {
         "images": [{"id": 1, "width": 128, "height": 128}],

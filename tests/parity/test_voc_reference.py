@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA_DIR
 
 import deteval
-from deteval import integrators as integ
+from deteval.accumulation import integrators as integ
 from deteval.io import voc as voc_io
 
 

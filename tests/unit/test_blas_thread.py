@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from deteval import blas_thread
-from deteval.blas_thread import runs_command_line
+from deteval._runtime import blas_thread
+from deteval._runtime.blas_thread import runs_command_line
 
 PY = "/usr/bin/python3"
 

@@ -15,7 +15,7 @@ Rules:
     :data:`SAME_LAYER` says so;
 (c) no ``_private`` name (function, class, constant or module) is imported from another deteval
     module; a private module may be imported by the modules of its own package
-    (``deteval.tide.core`` -> ``deteval.tide._kernels``); ``deteval._runtime`` is a package name.
+    (``deteval.analysis.tide.core`` -> ``deteval.analysis.tide._kernels``); ``deteval._runtime`` is a package name.
 
 :data:`KNOWN_VIOLATIONS` lists what is still to be fixed in files owned elsewhere; it must only
 shrink (an entry that no longer occurs fails the test too, so the list stays honest).
@@ -32,50 +32,22 @@ import deteval
 # the layers, lowest first; a name is the first component after "deteval" ("__init__": the package)
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # 0 base: errors, settings, containers, numerics, the numba runtime, progress display
-    (
-        "errors",
-        "tuning",
-        "types",
-        "numeric",
-        "jit",
-        "_runtime",
-        "rle",
-        "progress",
-        "vocabulary",
-        "compile_ahead",
-        "kernel_signatures",
-        "predicates",
-        "blas_thread",
-    ),
+    # 0 base: errors, settings, containers, text, numerics, the numba runtime and start-up, progress display
+    ("errors", "tuning", "types", "text", "numeric", "jit", "_runtime", "rle", "progress", "vocabulary", "predicates"),
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),
     # 2 matching, and the stable sorts that matching and ranking share
-    ("matching", "sorting"),
-    # 3 accumulate stage: ranking, cumulative TP/FP curves, integrators, the result types protocols build
-    ("accumulate", "integrators", "ranking", "cumulative", "result", "resample", "resample_voc"),
+    ("matching",),
+    # 3 accumulation: ranking, cumulative TP/FP curves, integrators, resampling; the result types protocols build
+    ("accumulation", "result"),
     # 4 protocols: data + the pipeline of the layers below
     ("protocols",),
-    # 5 analysis and report, read from results
-    (
-        "report",
-        "curves",
-        "operating_points",
-        "operating_point",
-        "curve_sampling",
-        "plots",
-        "confusion",
-        "tide",
-        "calibration",
-        "lrp",
-        "intervals",
-        "slices",
-        "comparison",
-    ),
+    # 5 analyses and reports, read from results
+    ("analysis",),
     # 6 the public entry points
     ("api", "pycocotools"),
     # 7 streaming, distributed and sharded evaluation, and the package's facade that offers them all
-    ("evaluator", "evaluator_state", "evaluator_inputs", "evaluator_lvis", "distributed", "dask", "__init__"),
+    ("evaluator", "__init__"),
     # 8 the command line
     ("cli", "__main__"),
 )
@@ -89,53 +61,12 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "_runtime"),
         ("jit", "tuning"),
-        # 0: the warm-up reads the iou types' table and notes a large input's groups for the compile helpers
-        ("jit", "vocabulary"),
-        ("jit", "compile_ahead"),
-        # 0: a kernel cache miss starts the compile helpers, which compile the recorded signatures
-        ("_runtime", "compile_ahead"),
-        ("compile_ahead", "kernel_signatures"),
-        # 0: the build compiles every recorded signature into the package (_runtime/shipped.py)
-        ("_runtime", "kernel_signatures"),
         ("numeric", "jit"),
         # 0: the crossing test's float filter is a kernel (the DOTA reader and the quadrilateral kernels share it)
         ("predicates", "jit"),
         # 0: the RLE kernels are kernels; the containers hold masks
         ("rle", "jit"),
         ("types", "rle"),
-        # 2: grouping sorts with the shared sort kernels
-        ("matching", "sorting"),
-        # 3: the ranking stage builds on one cumulative-curve primitive and the integrators
-        ("accumulate", "integrators"),
-        ("accumulate", "cumulative"),
-        ("integrators", "cumulative"),
-        ("ranking", "integrators"),
-        # 3: re-accumulation of resampled images ranks as accumulation does, with its integrator
-        ("resample", "accumulate"),
-        ("resample", "integrators"),
-        ("resample_voc", "accumulate"),  # VOC's replay ranks as the VOC protocols do (rank_by_category)
-        # 5: curves and reports read the operating points; plots draw the curves
-        ("curves", "operating_points"),
-        # 5: the score curves give operating points and bound their files by curve sampling
-        ("operating_points", "operating_point"),
-        ("operating_points", "curve_sampling"),
-        ("report", "operating_points"),
-        ("plots", "curves"),
-        ("plots", "operating_points"),
-        # 5: LRP reads the outcomes with calibration's threshold and area lookups
-        ("lrp", "calibration"),
-        # 5: slices re-accumulate as the bootstrap does
-        ("slices", "intervals"),
-        ("comparison", "intervals"),
-        # 7: the Evaluator keeps states, parses inputs and syncs; dask and distributed move states only
-        ("evaluator", "evaluator_state"),
-        ("evaluator", "evaluator_inputs"),
-        ("evaluator", "evaluator_lvis"),
-        ("evaluator_lvis", "evaluator_inputs"),
-        ("evaluator", "distributed"),
-        ("distributed", "evaluator_state"),
-        ("dask", "evaluator_state"),
-        ("dask", "evaluator_inputs"),
         # 7: the package gives deteval.Evaluator (lazily: the CLI and evaluate() never import it)
         ("__init__", "evaluator"),
         # 8: python -m deteval runs the CLI
@@ -331,9 +262,114 @@ def test_known_violations_still_occur():
 
 def test_the_checker_sees_function_level_and_relative_imports(tmp_path):
     """The reading itself: a function-level import and ``from deteval.x import y`` resolve to modules."""
-    imports = _imports("deteval.evaluator")
-    assert ("deteval.distributed", "sync", imports[0][2]) in {(t, n, imports[0][2]) for t, n, _ in imports}
-    assert any(t == "deteval.evaluator_state" for t, _, _ in imports)
+    imports = _imports("deteval.evaluator.core")
+    assert ("deteval.evaluator.distributed", "sync", imports[0][2]) in {(t, n, imports[0][2]) for t, n, _ in imports}
+    assert any(t == "deteval.evaluator.state" for t, _, _ in imports)
     assert _resolve("deteval.protocols.coco.CocoParams") == "deteval.protocols.coco"
-    assert _private_module("deteval.tide._kernels") == "_kernels"
+    assert _private_module("deteval.analysis.tide._kernels") == "_kernels"
     assert _private_module("deteval._runtime.pool") is None
+
+
+# --------------------------------------------------------------------------------------
+# the door: outside deteval/protocols/, every protocol is reached through the registry
+# (deteval.protocols.get(name)) and asked for what it provides; no module compares a protocol's name
+# or imports a named protocol's module. Only the registry and the protocol-independent modules below
+# may be imported from outside.
+
+DOOR = frozenset({"deteval.protocols", "deteval.protocols.base", "deteval.protocols.presets"})
+
+
+def _protocol_names() -> set[str]:
+    from deteval import protocols
+
+    return set(protocols.available())
+
+
+def _named_protocol_module(mod: str) -> bool:
+    """A module of ``deteval.protocols`` that is not the door (``coco``, ``coco_params``, ``voc`` ...)."""
+    return mod.startswith("deteval.protocols.") and mod not in DOOR
+
+
+def _mentions_protocol(node: ast.AST) -> bool:
+    """``protocol``, ``args.protocol``, ``result.protocol``, ``self.protocol_name`` ..."""
+    if isinstance(node, ast.Name):
+        return "protocol" in node.id.lower()
+    if isinstance(node, ast.Attribute):
+        return "protocol" in node.attr.lower()
+    return False
+
+
+def _protocol_constants(node: ast.AST, names: set[str]) -> bool:
+    """A protocol's name as a literal, or a tuple, list or set of literals holding one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in names
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_protocol_constants(e, names) for e in node.elts)
+    return False
+
+
+def _door_violations_in(mod: str, source: str, names: set[str]) -> list[str]:
+    """What in ``source`` (module ``mod``) goes around the registry: a comparison of a protocol with a
+    protocol's name (or a module-level collection of such names), an import of a named protocol module."""
+    if mod == "deteval.protocols" or mod.startswith("deteval.protocols."):
+        return []
+    tree = ast.parse(source)
+    named_lists = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+        and isinstance(node.value, ast.Tuple | ast.List | ast.Set) and _protocol_constants(node.value, names)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }  # fmt: skip
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(_mentions_protocol(o) for o in operands) and any(
+                _protocol_constants(o, names) or (isinstance(o, ast.Name) and o.id in named_lists) for o in operands
+            ):
+                found.append(f"{mod}:{node.lineno}: compares a protocol with a protocol's name")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            base = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
+            targets = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if base is not None:
+                targets += [base] + [f"{base}.{a.name}" for a in node.names]
+            for t in targets:
+                if _named_protocol_module(t) and (t in MODULES or t.rpartition(".")[0] == "deteval.protocols"):
+                    found.append(f"{mod}:{node.lineno}: imports the named protocol module {t}")
+    return found
+
+
+def test_protocols_are_reached_through_the_registry():
+    names = _protocol_names()
+    found = [v for mod, path in MODULES.items() for v in _door_violations_in(mod, path.read_text(), names)]
+    assert not found, "reach the protocol through deteval.protocols.get(name) and its capabilities:\n" + "\n".join(
+        found
+    )
+
+
+def test_the_door_rule_sees_names_and_imports():
+    """The rule itself: each way around the registry is seen, the registry's own way is not."""
+    names = {"coco", "lvis"}
+    bad = {
+        "if args.protocol != 'coco': pass": "compares",
+        "ok = result.protocol in ('coco', 'lvis')": "compares",
+        "REPLAYED = ('coco', 'lvis')\nok = result.protocol not in REPLAYED": "compares",
+        "from deteval.protocols.coco import match": "imports",
+        "from deteval.protocols import coco_summary": "imports",
+        "import deteval.protocols.lvis": "imports",
+    }
+    for source, what in bad.items():
+        found = _door_violations_in("deteval.analysis.x", source, names)
+        assert len(found) == 1 and what in found[0], (source, found)
+    good = (
+        "from deteval import protocols\nproto = protocols.get(result.protocol)",
+        "from deteval.protocols.base import Protocol",
+        "fmt = 'coco' if path.endswith('.json') else 'voc'",
+        "if iou_type == 'bbox': pass",
+    )
+    for source in good:
+        assert _door_violations_in("deteval.analysis.x", source, names) == [], source
+    # inside the package, protocols build on one another
+    assert _door_violations_in("deteval.protocols.voc", "from deteval.protocols.coco import x", names) == []

@@ -1,10 +1,11 @@
-"""deteval.resample's replicates against COCO's accumulation of the materialised draws, on adversarial data.
+"""deteval.accumulation.resample's replicates against COCO's accumulation of the materialised draws, on adversarial
+data.
 
 The parity tests (tests/parity/test_bootstrap.py) hold replicates to pycocotools on real data; these
 generate what real data rarely has in one place: scores with few distinct values (long runs of ties
 mixing true and false positives across many images), images drawn many times (runs with more than 16
 true-positive copies: the sorted path), images with several rows in one run, max-dets cuts inside runs,
-and draws whose true positives are all left out. The reference is :func:`deteval.accumulate.accumulate`
+and draws whose true positives are all left out. The reference is :func:`deteval.accumulation.accumulate.accumulate`
 (itself held to pycocotools by tests/parity) on the materialised rows: draw ``j`` is image ``j``.
 """
 
@@ -13,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deteval.accumulate import accumulate
-from deteval.integrators import COCO_REC_THRS
-from deteval.resample import as_pycocotools, build_index, replicate_arrays
+from deteval.accumulation.accumulate import accumulate
+from deteval.accumulation.integrators import COCO_REC_THRS
+from deteval.accumulation.resample import as_pycocotools, build_index, replicate_arrays
 
 N_AREA, N_THR = 2, 3
 

@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from deteval import accumulate as acc
+from deteval.accumulation import accumulate as acc
 
 
 @cache

@@ -7,7 +7,7 @@ import pytest
 from conftest import COCO_PAIRS
 
 import deteval.protocols.coco as coco
-from deteval.accumulate import accumulate
+from deteval.accumulation.accumulate import accumulate
 from deteval.io.coco import load_coco_pair
 
 

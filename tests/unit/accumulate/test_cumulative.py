@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.cumulative import cumulative_counts, cumulative_tp_fp
+from deteval.accumulation.cumulative import cumulative_counts, cumulative_tp_fp
 
 
 def _reference(tp, fp, scores, group):

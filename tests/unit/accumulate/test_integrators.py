@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from deteval import integrators as integ
-from deteval.integrators import INTEGRATORS, average_precision, average_precision_segments
+from deteval.accumulation import integrators as integ
+from deteval.accumulation.integrators import INTEGRATORS, average_precision, average_precision_segments
 
 ALL = INTEGRATORS
 

@@ -1,4 +1,4 @@
-"""Ranking metrics (deteval.ranking): seed worked examples, scikit-learn parity, properties, errors.
+"""Ranking metrics (deteval.accumulation.ranking): seed worked examples, scikit-learn parity, properties, errors.
 
 Every expected number is derived by hand in a comment next to it, or produced by scikit-learn.
 """
@@ -18,9 +18,8 @@ from sklearn.metrics import (
     recall_score,
 )
 
-from deteval.errors import InputError
-from deteval.integrators import average_precision as integrator_ap
-from deteval.ranking import (
+from deteval.accumulation.integrators import average_precision as integrator_ap
+from deteval.accumulation.ranking import (
     AP_DENOMINATORS,
     average_precision,
     average_precision_at_k,
@@ -32,6 +31,7 @@ from deteval.ranking import (
     rank_relevance,
     recall_at_k,
 )
+from deteval.errors import InputError
 
 # --------------------------------------------------------------------------------------
 # seed 004: goal g, correct premises a, b, c; the model ranks x, a, y, b, c, z.

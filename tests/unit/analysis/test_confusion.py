@@ -1,4 +1,4 @@
-"""The detection confusion matrix (deteval.confusion): hand-built images, invariants, a brute-force oracle."""
+"""The detection confusion matrix (deteval.analysis.confusion): hand-built images, invariants, a brute-force oracle."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from deteval.confusion import ConfusionMatrix, confusion_matrix, parse_confusion_spec
+from deteval.analysis.confusion import ConfusionMatrix, confusion_matrix, parse_confusion_spec
 from deteval.geometry.boxes import box_iou
 from deteval.io.coco import load_coco_pair
 
@@ -236,7 +236,7 @@ def test_parse_spec():
 
 def test_heatmap_png(tmp_path, loaded):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
-    from deteval.plots import plot_confusion_matrix
+    from deteval.analysis.plots import plot_confusion_matrix
 
     cm = confusion_matrix(*loaded)
     for norm in ("row", None):

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import deteval
+from deteval.analysis.curve_sampling import curve_points
+from deteval.analysis.curves import all_curves, json_text
 from deteval.cli import main, sample_pair
 from deteval.cli.parse import CURVE_POINTS
-from deteval.curve_sampling import curve_points
-from deteval.curves import all_curves, json_text
 from deteval.result import jsonable
 
 POINTS = 10  # small enough that the sample's larger curves are cut

@@ -1,4 +1,4 @@
-"""Score-threshold curves and operating points (deteval.operating_points) read from EvalResult.outcomes.
+"""Score-threshold curves and operating points (deteval.analysis.operating_points) read from EvalResult.outcomes.
 
 Expected values are derived by hand (tiny example, derivation in comments), by brute force
 (recounting TP/FP with a Python loop at every threshold) or from pycocotools-exact arrays
@@ -15,7 +15,7 @@ import pytest
 from conftest import COCO_PAIRS
 
 import deteval
-from deteval.operating_points import (
+from deteval.analysis.operating_points import (
     best_operating_points,
     default_iou,
     operating_points_at,

@@ -9,12 +9,12 @@ import warnings
 import pytest
 
 import deteval
+from deteval.analysis.curves import pr_curves
+from deteval.analysis.operating_points import score_curves
+from deteval.analysis.report import with_operating_points
+from deteval.analysis.tide import tide_errors
 from deteval.cli import sample_pair
-from deteval.curves import pr_curves
-from deteval.operating_points import score_curves
-from deteval.report import with_operating_points
 from deteval.result import jsonable
-from deteval.tide import tide_errors
 
 
 @pytest.fixture(scope="module")

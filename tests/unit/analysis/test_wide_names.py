@@ -7,8 +7,8 @@ import json
 import pytest
 
 import deteval
-from deteval.report import per_class_table
-from deteval.types import display_width, pad
+from deteval.analysis.report import per_class_table
+from deteval.text import display_width, pad
 
 NAMES = ["猫", "dog", "🐶 puppy", "ｆｕｌｌ"]  # wide, narrow, emoji, full-width
 _NOTE = "  (no positives)"

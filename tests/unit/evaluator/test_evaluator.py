@@ -358,7 +358,7 @@ def test_merge_rejects_other_parameters_and_mixed_id_modes():
 
 
 def test_adopt_state_computes_from_a_gathered_state_until_reset():
-    """What deteval.distributed.sync does with the ranks' merged state, without torch."""
+    """What deteval.evaluator.distributed.sync does with the ranks' merged state, without torch."""
     gt, dets = load_pair("toy7")
     items = per_image(gt, dets)
     cats = categories_of(gt)

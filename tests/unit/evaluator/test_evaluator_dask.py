@@ -1,4 +1,4 @@
-"""deteval.dask on a LocalCluster of 2 worker processes: identical arrays to deteval.evaluate().
+"""deteval.evaluator.dask on a LocalCluster of 2 worker processes: identical arrays to deteval.evaluate().
 
 Needs the ``dask`` extra (``dask[distributed]``).
 """
@@ -18,7 +18,7 @@ from deteval.evaluator import Evaluator
 pytest.importorskip("dask", reason="the dask extra is not installed (pip install 'deteval[dask]')")
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install 'deteval[dask]')")
 
-import deteval.dask as ddask  # noqa: E402 - after the skips
+import deteval.evaluator.dask as ddask  # noqa: E402 - after the skips
 
 PAIRS = ("coco_fake100", "voc100_difficult_as_crowd", "toy7")
 pytestmark = pytest.mark.usefixtures("hang_limit")  # a hung cluster fails the run (conftest)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lvis_oracle import assert_same, fixture_files, lvis100_categories, lvis100_images, run_lvis
+from support.lvis_oracle import assert_same, fixture_files, lvis100_categories, lvis100_images, run_lvis
 
 import deteval
 from deteval import InputError
@@ -106,7 +106,7 @@ def test_merged_shards_equal_one(reference, bbox_items):
     one = _feed(_evaluator(), bbox_items, 8)
     a = _feed(_evaluator(), bbox_items[::2], 8)
     b = _feed(_evaluator(), bbox_items[1::2], 3)
-    # a state goes over the wire pickled (deteval.distributed), and merges in any order
+    # a state goes over the wire pickled (deteval.evaluator.distributed), and merges in any order
     b_state = pickle.loads(pickle.dumps(b.state()))
     merged = _evaluator().merge(b_state, a)
     assert_equal_results(merged.compute(), one.compute())

@@ -9,7 +9,7 @@ import socket
 
 import numpy as np
 import pytest
-from lvis_oracle import DATA, lvis100_categories, lvis100_images
+from support.lvis_oracle import DATA, lvis100_categories, lvis100_images
 
 import deteval
 

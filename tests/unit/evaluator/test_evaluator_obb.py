@@ -15,10 +15,10 @@ import warnings
 import numpy as np
 import pytest
 from conftest import DATA_DIR
-from exact_quads import exact_iou
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-from strategies_obb import near_threshold, obb_datasets
+from support.exact_quads import exact_iou
+from support.strategies_obb import near_threshold, obb_datasets
 
 import deteval
 from deteval.errors import InputError

@@ -1,4 +1,4 @@
-"""The streaming Evaluator and deteval.dask on voc07, voc10, dota and crowdpose: evaluate()'s result, exactly.
+"""The streaming Evaluator and deteval.evaluator.dask on voc07, voc10, dota and crowdpose: evaluate()'s result, exactly.
 
 Each dataset is fed as one (prediction, target) dict per image, in several batches, as merged shards
 (several Evaluators) and through pickled states; every stat, per-class row, summary line and array of
@@ -302,7 +302,7 @@ def test_a_protocol_without_streaming_names_protocol_and_capability():
 
 def test_dask_on_streamed_protocols_equals_evaluate():
     pytest.importorskip("dask", reason="the dask extra is not installed (pip install 'deteval[dask]')")
-    import deteval.dask as ddask
+    import deteval.evaluator.dask as ddask
 
     for protocol in ("voc07", "voc10"):
         dets, gt = voc_data(True)

@@ -12,9 +12,9 @@ import io
 import numpy as np
 import pytest
 from conftest import COCO_PAIRS
-from oracle import assert_same, run_pycocotools
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
+from support.oracle import assert_same, run_pycocotools
 from test_evaluator import assert_identical, categories_of, feed, load_pair, per_image
 
 import deteval

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
-from exact_quads import exact_iou
+from support.exact_quads import exact_iou
 
 from deteval.geometry.quads import (
     convex_quad_iou,
@@ -403,10 +403,10 @@ def test_wrapper_validates(bad, message):
 
 def test_simple_is_exact_on_near_vertices_and_bow_ties():
     """is_simple_quad (also the DOTA reader's and the Evaluator's check) against the crossing test on fractions
-    (tests/exact_quads.py): triangles with a copy of a corner a few ulps or 1e-300 away, where the copy's side of
-    the opposite edge is decided below the rounding of a cross product, collinear grid points, and the devkit
+    (tests/support/exact_quads.py): triangles with a copy of a corner a few ulps or 1e-300 away, where the copy's side
+    of the opposite edge is decided below the rounding of a cross product, collinear grid points, and the devkit
     pairs' bow-ties. (Evaluated in floating point, as before session 11, 148 of these 3,600 were misjudged.)"""
-    from exact_quads import crosses_properly
+    from support.exact_quads import crosses_properly
 
     rng = np.random.default_rng(3)
     pairs = np.loadtxt(DATA / "polyiou_pairs.csv", delimiter=",")

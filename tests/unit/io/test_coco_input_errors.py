@@ -252,7 +252,7 @@ def test_non_numeric_image_size():
 
 def test_overflowing_box_area_is_inf_without_a_warning(recwarn):
     """w*h beyond float range is inf, silently, as pycocotools' Python product makes it."""
-    from oracle import assert_same, run_pycocotools
+    from support.oracle import assert_same, run_pycocotools
 
     gt = {
         "images": [{"id": 1, "height": 10, "width": 10}],

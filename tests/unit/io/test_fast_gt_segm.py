@@ -19,7 +19,7 @@ from conftest import COCO_PAIRS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
-from strategies import JSON_BYTES, mutate_bytes
+from support.strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.io import coco as coco_io

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scanned_either_way import assert_same_read, assert_same_tables, read_either_way, stats_either_way
+from support.scanned_either_way import assert_same_read, assert_same_tables, read_either_way, stats_either_way
 
 from deteval.io.coco import load_coco_gt, load_coco_results, scan_results
 

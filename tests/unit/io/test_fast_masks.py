@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
-from strategies import JSON_BYTES, mutate_bytes
+from support.strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
 from deteval.geometry.masks import mask_iou_blocks

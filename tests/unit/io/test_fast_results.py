@@ -20,7 +20,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import mutate_bytes
+from support.strategies import mutate_bytes
 
 from deteval.io.scan.gt import parse_gt_columns
 from deteval.io.scan.numbers import Q_MAX, Q_MIN, wide

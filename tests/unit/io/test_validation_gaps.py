@@ -12,7 +12,7 @@ import pytest
 
 import deteval
 from deteval import DetevalWarning, InputError
-from deteval.report import per_class_csv, per_class_markdown, per_class_table
+from deteval.analysis.report import per_class_csv, per_class_markdown, per_class_table
 from deteval.tuning import TUNING
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 
-from deteval.compile_ahead import kernel_named
+from deteval._runtime.compile_ahead import kernel_named
+from deteval._runtime.kernel_signatures import GROUPS
 from deteval.io import coco as coco_io
-from deteval.kernel_signatures import GROUPS
 from deteval.tuning import TUNING
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deteval.sorting import (
+from deteval.matching.sorting import (
     radix_sort_by_score_desc,
     sort_by_score_desc,
     sort_slices_by_score_desc,
@@ -113,8 +113,8 @@ def test_grouping_in_one_pass_or_two_gives_the_same_groups(monkeypatch):
 
 @given(st.integers(0, 300), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_counting_sort_and_the_group_order_check_are_the_same_by_numpy_and_by_kernel(n, n_bins, seed):
-    from deteval.accumulate import _in_group_order, _rows_in_group_order
-    from deteval.sorting import counting_sort, counting_sort_kernel
+    from deteval.accumulation.accumulate import _in_group_order, _rows_in_group_order
+    from deteval.matching.sorting import counting_sort, counting_sort_kernel
 
     rng = np.random.default_rng(seed)
     keys = rng.integers(0, n_bins, n).astype(np.int64)

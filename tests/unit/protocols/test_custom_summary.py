@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oracle import load_json, run_pycocotools
+from support.oracle import load_json, run_pycocotools
 
 import deteval
 from deteval.cli import main

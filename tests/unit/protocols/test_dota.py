@@ -312,7 +312,7 @@ def test_generated_datasets_against_shapely_reference(tmp_path, data, use07):
 
 
 def test_box_only_analyses_refuse_quadrilaterals():
-    from deteval.confusion import confusion_matrix
+    from deteval.analysis.confusion import confusion_matrix
 
     dets, gt = _quiet_load()
     with pytest.raises(ValueError, match="quadrilaterals"):

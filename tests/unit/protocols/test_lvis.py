@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from lvis_oracle import assert_same, fixture_files, run_lvis
+from support.lvis_oracle import assert_same, fixture_files, run_lvis
 
 import deteval
 from deteval.cli import main

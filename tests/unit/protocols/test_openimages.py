@@ -9,13 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openimages_reference import evaluate as reference
-from openimages_reference import expand_boxes, expand_labels, hierarchy_parents
+from support.openimages_reference import evaluate as reference
+from support.openimages_reference import expand_boxes, expand_labels, hierarchy_parents
 
 import deteval
 from deteval.cli import main
-from deteval.errors import InputError
-from deteval.io.coco_columns import DetevalWarning
+from deteval.errors import DetevalWarning, InputError
 from deteval.io.openimages import load_hierarchy, load_openimages_gt
 
 DATA = Path(__file__).parents[2] / "data" / "openimages"

@@ -142,7 +142,7 @@ def test_a_stale_index_is_ignored(aot_dir, tmp_path):
 _CALLS = (  # a kernel with ahead-of-time code, called with its recorded types and with others
     "import json, sys\n"
     "import numpy as np\n"
-    "from deteval.cumulative import cumulative_counts\n"
+    "from deteval.accumulation.cumulative import cumulative_counts\n"
     "tp = np.array([True, False, True, True]); fp = ~tp; scores = np.array([0.9, 0.9, 0.5, 0.1])\n"
     "ours = [np.asarray(x).tolist() for x in cumulative_counts(tp, fp, scores, True)]\n"
     "before = 'numba' in sys.modules\n"
@@ -172,7 +172,7 @@ def test_without_a_c_compiler_the_build_says_so_and_leaves_nothing(tmp_path, mon
 def test_a_kernel_pickles_by_name_and_takes_keywords():
     import pickle
 
-    from deteval.cumulative import cumulative_counts
+    from deteval.accumulation.cumulative import cumulative_counts
 
     assert pickle.loads(pickle.dumps(cumulative_counts)) is cumulative_counts
     tp = np.array([True, False, True])

@@ -30,8 +30,8 @@ def _run(code: str, cache_dir) -> None:
 
 _CALL = (  # two small kernels, called directly (group_order sorts small inputs with numpy)
     "import sys, numpy as np\n"
-    "from deteval.accumulate import _in_group_order\n"
-    "from deteval.sorting import counting_sort_kernel\n"
+    "from deteval.accumulation.accumulate import _in_group_order\n"
+    "from deteval.matching.sorting import counting_sort_kernel\n"
     "assert not _in_group_order(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 2, 1]))\n"
     "assert counting_sort_kernel(np.array([2, 0, 1]), np.arange(3), False, 3).tolist() == [1, 2, 0]\n"
 )
@@ -64,7 +64,7 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
     code = _CALL + (
         "for mod in ('numba.np.arraymath', 'numba.np.linalg', 'scipy.linalg'):\n"
         "    assert mod not in sys.modules, mod + ' imported by a cached kernel load'\n"
-        "from deteval.accumulate import _in_group_order\n"
+        "from deteval.accumulation.accumulate import _in_group_order\n"
         "assert _in_group_order.stats.cache_hits, 'the kernel was compiled, not loaded'\n"
         "import numba\n"  # after a light load, numba still compiles new code (its compiler refreshes)
         "f = numba.njit(lambda a: np.sort(a)[::-1].cumsum())\n"
@@ -89,7 +89,7 @@ def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_lo
             "    assert mod not in sys.modules, mod + ' imported'\n"
             "from numba.core import entrypoints\n"
             "assert not entrypoints._already_initialized, 'extension entry points read for a cached kernel'\n"
-            "from deteval.sorting import counting_sort_kernel as counting_sort\n"
+            "from deteval.matching.sorting import counting_sort_kernel as counting_sort\n"
             "lib = next(iter(counting_sort.overloads.values())).library\n"
             "assert isinstance(lib, j.LoadedLibrary) and lib._shared_module is None, 'bitcode parsed at load'\n"
             "import numba\n"  # a new kernel that calls a loaded one links its bitcode, parsed now
@@ -111,7 +111,7 @@ def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     code = (
         "import numpy as np\n"
         "from deteval.jit import preload\n"
-        "from deteval.sorting import counting_sort_kernel\n"
+        "from deteval.matching.sorting import counting_sort_kernel\n"
         "preload([counting_sort_kernel, len])\n"  # not a kernel: skipped
         "loaded = len(counting_sort_kernel.overloads)\n"
         "assert not counting_sort_kernel.stats.cache_misses\n"
@@ -252,7 +252,7 @@ _EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
     "import numpy as np\n"
     "from numba.core.caching import CompileResultCacheImpl, FunctionCache\n"
     "from numba.core.typing import typeof\n"
-    "from deteval import accumulate, jit\n"
+    "from deteval import jit; from deteval.accumulation import accumulate\n"
     "from deteval.matching import coco\n"
     "kernels = accumulate.KERNELS + coco.KERNELS\n"
     "runtime = sorted(m for m in sys.modules if m.startswith('deteval._runtime.'))\n"
@@ -363,7 +363,7 @@ def test_a_change_to_a_called_kernels_file_recompiles_the_caller(tmp_path):
     shutil.copytree(Path(deteval.__file__).parent, pkg / "deteval", ignore=shutil.ignore_patterns("__pycache__"))
     code = (
         "import numpy as np\n"
-        "from deteval.accumulate import accumulate, _accumulate_kernel\n"
+        "from deteval.accumulation.accumulate import accumulate, _accumulate_kernel\n"
         "st = np.ones((2, 1, 1), np.int8)\n"
         "accumulate(np.zeros(2, np.int32), np.arange(2, dtype=np.int32), np.zeros(2, np.int32), np.ones(2),"
         " st, np.full((1, 1), 2), np.array([1]), np.linspace(0, 1, 3))\n"

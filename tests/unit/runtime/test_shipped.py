@@ -15,10 +15,10 @@ from deteval._runtime import PLAIN
 
 pytestmark = pytest.mark.skipif(PLAIN, reason="DETEVAL_PLAIN_NUMBA: numba's own cache, nothing shipped")
 
-KERNEL = "deteval.cumulative.cumulative_counts"  # small: the test compiles it once
+KERNEL = "deteval.accumulation.cumulative.cumulative_counts"  # small: the test compiles it once
 _CALL = (
     "import numpy as np\n"
-    "from deteval.cumulative import cumulative_counts as k\n"
+    "from deteval.accumulation.cumulative import cumulative_counts as k\n"
     "tp = np.array([True, False, True]); fp = ~tp\n"
     "tpc, fpc, _ = k(tp, fp, np.array([0.9, 0.8, 0.7]), False)\n"
     "assert tpc.tolist() == [1, 1, 2] and fpc.tolist() == [0, 1, 1]\n"

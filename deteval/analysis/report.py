@@ -1,0 +1,204 @@
+"""Results people read: tables rendered from an :class:`~deteval.result.EvalResult`.
+
+Three renderings of ``result.per_class``, all with the same columns in the same
+order (those of the protocol's per-class rows):
+
+* :func:`per_class_table` -- aligned text for a terminal; 3 decimals, ``-`` for
+  "no value".
+* :func:`per_class_csv` -- RFC 4180 CSV with a header row; floats at full
+  ``repr`` precision (they parse back to the identical float), "no value" as an
+  empty cell.
+* :func:`per_class_markdown` -- a GitHub-flavoured Markdown table; 3 decimals,
+  "no value" as ``–`` (en dash).
+
+"No value" is ``-1`` (pycocotools' marker for a category without ground truth
+in the selected area range), ``None`` or NaN.
+
+:func:`with_operating_points` adds each class's best-F1 operating point (read
+from the result's per-detection outcomes) as extra columns; the CLI applies it
+before every per-class output.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+from typing import Any
+
+from deteval.errors import renamed_keywords
+from deteval.result import EvalResult
+from deteval.text import display_width, pad, printable
+
+NO_VALUE_MARKDOWN = "\u2013"
+
+
+def _is_missing(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return v == -1 or math.isnan(v)
+    return False
+
+
+def sort_columns(result: EvalResult) -> list[str]:
+    """The column names :func:`per_class_table` and friends accept as ``sort_by``."""
+    return list(result.per_class[0]) if result.per_class else []
+
+
+def _rows(result: EvalResult, sort_by: str | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """Columns and rows, sorted by ``sort_by`` when given.
+
+    Numeric columns sort descending with missing values (-1, None) last; text
+    columns (``name``) sort ascending. Ties keep category order.
+    """
+    rows = result.per_class
+    columns = list(rows[0]) if rows else []
+    if sort_by is None or not rows:
+        return columns, list(rows)
+    if sort_by not in columns:
+        raise ValueError(f"unknown column {sort_by!r} to sort by; choose one of: {', '.join(columns)}")
+    values = [r[sort_by] for r in rows]
+    if any(isinstance(v, str) for v in values):
+        return columns, sorted(rows, key=lambda r: (r[sort_by] is None, str(r[sort_by] or "")))
+    return columns, sorted(rows, key=lambda r: (_is_missing(r[sort_by]), -(r[sort_by] or 0)))
+
+
+def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
+    """An aligned text table of ``result.per_class``, one row per category.
+
+    Numbers are printed with 3 decimals; -1 (no ground truth) prints as ``-``;
+    control characters in names are escaped (``a\\nb``).
+    Rows keep category order unless ``sort_by`` names a column (numeric columns
+    descending, missing values last; text columns ascending). An unknown column
+    raises ``ValueError``.
+    """
+    if not result.per_class:
+        return "(no per-class results)"
+    columns, rows = _rows(result, sort_by)
+
+    def cell(v: Any) -> str:
+        if _is_missing(v):
+            return "-"
+        return f"{v:.3f}" if isinstance(v, float) else printable(str(v))  # a newline in a name breaks rows
+
+    cells = [[cell(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(display_width(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
+
+    def fmt(values: list[str]) -> str:
+        return "  ".join(pad(v, w, right=num) for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    lines = [fmt(columns), fmt(["-" * w for w in widths])]
+    lines += [fmt(row) for row in cells]
+    return "\n".join(lines)
+
+
+def per_class_csv(result: EvalResult, sort_by: str | None = None) -> str:
+    """``result.per_class`` as CSV text: a header row, then one row per category.
+
+    Same columns as :func:`per_class_table`. Floats are written with ``repr``
+    (``float(cell)`` gives back the identical value); -1 and ``None`` ("no
+    ground truth") are written as an empty cell. Lines end with ``\\r\\n`` as
+    the csv module writes them. Empty string when there are no per-class rows.
+    """
+    columns, rows = _rows(result, sort_by)
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow(["" if _is_missing(r[c]) else repr(r[c]) if isinstance(r[c], float) else r[c] for c in columns])
+    return buf.getvalue()
+
+
+def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
+    """``result.per_class`` as a Markdown (GFM) table, one row per category.
+
+    Same columns as :func:`per_class_table`; numbers with 3 decimals, -1 and
+    ``None`` ("no ground truth") as ``–``; numeric columns right-aligned;
+    ``|`` and control characters (``a\\nb``) in category names escaped. CSV keeps names raw
+    (the csv module quotes them).
+    """
+    columns, rows = _rows(result, sort_by)
+    if not rows:
+        return "_(no per-class results)_\n"
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
+
+    def cell(v: Any) -> str:
+        if _is_missing(v):
+            return NO_VALUE_MARKDOWN
+        if isinstance(v, float):
+            return f"{v:.3f}"
+        return printable(str(v)).replace("|", "\\|")  # one line per row, no column breaks
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def operating_point_columns(beta: float = 1.0) -> list[str]:
+    """The column names :func:`with_operating_points` adds (``F1``, ``F1_P`` ... for ``beta=1``)."""
+    f = f"F{float(beta):g}"
+    return [f, f"{f}_P", f"{f}_R", f"{f}_TP", f"{f}_FP", f"{f}_thr"]
+
+
+@renamed_keywords(iou="iou_thr")
+def with_operating_points(
+    result: EvalResult, beta: float = 1.0, iou_thr: float | None = None, area: str | None = None
+) -> EvalResult:
+    """A copy of ``result`` whose per-class rows carry their best-F-beta operating point.
+
+    Six columns are appended to every row (names for ``beta=1``; ``F2`` ... for
+    other betas, see :func:`operating_point_columns`): ``F1`` (the best F1 over
+    score thresholds), ``F1_P`` and ``F1_R`` (precision and recall there),
+    ``F1_TP`` and ``F1_FP`` (detections kept there), ``F1_thr`` (the score
+    threshold: keep ``score >= F1_thr``). Read at IoU ``iou_thr`` (default 0.5 when
+    evaluated, else the first threshold) and area range ``area`` (default
+    ``"all"`` when evaluated, else the first range); see
+    :mod:`deteval.analysis.operating_points` for the conventions. Undefined values (a
+    class without ground truth: F and R; without detections: P and the
+    threshold) are ``None``. Existing columns and values are unchanged;
+    ``result`` itself is not modified.
+
+    A result without outcomes, or without per-class rows, is returned as is.
+    """
+    if result.outcomes is None or not result.per_class:
+        return result
+    from deteval.analysis.operating_points import best_operating_points
+
+    points = best_operating_points(result, iou_thr=iou_thr, area=area, beta=beta)
+    by_id = {p.category_id: p for p in points.classes}
+    names = operating_point_columns(points.beta)
+
+    def value(v: float) -> float | None:
+        return None if math.isnan(v) else float(v)
+
+    rows = []
+    for row in result.per_class:
+        p = by_id.get(row["category_id"])
+        extra = (
+            dict.fromkeys(names)
+            if p is None
+            else dict(zip(names, (value(p.fbeta), value(p.precision), value(p.recall), p.tp, p.fp,
+                                  value(p.threshold))))
+        )  # fmt: skip
+        rows.append({**row, **extra})
+    return dataclasses.replace(result, per_class=rows)
+
+
+def slices_table(slices: dict[str, dict[str, float]]) -> str:
+    """Every stat per slice (``EvalResult.slices``): one row per slice, one column per stat."""
+    if not slices:
+        return ""
+    names = list(next(iter(slices.values())))
+    width = max(len(n) for n in [*slices, "slice"])
+    cols = [max(len(n), 6) for n in names]
+    head = f"{'slice':<{width}}  " + "  ".join(f"{n:>{c}}" for n, c in zip(names, cols))
+    rows = [
+        f"{name:<{width}}  " + "  ".join(f"{stats[n]:>{c}.3f}" for n, c in zip(names, cols))
+        for name, stats in slices.items()
+    ]
+    return "\n".join([head, *rows])
