@@ -303,6 +303,23 @@ class CocoProtocol(Protocol):
     def replay(self, result: EvalResult) -> CocoReplayStats:
         return CocoReplayStats(kept_replay(result))
 
+    # ---- the pycocotools view (deteval.pycocotools): COCOeval's steps on this protocol's parameters and pipeline
+
+    def unchecked_params(self, **fields: Any) -> CocoParams:
+        """Parameters taken as given: pycocotools checks none of its ``Params``."""
+        return CocoParams(**fields)
+
+    def match_record(self, dets: Detections, gt: GroundTruth, params: CocoParams, no_overlaps: bool = False):
+        """The whole record of the matching pipeline (groups, overlaps, states, positives) in ``params``' mode:
+        what ``COCOeval.evaluate()`` keeps. ``no_overlaps``: pycocotools computes none (pooled keypoints)."""
+        return match_pipeline(
+            dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges,
+            rules=rules_of(params), use_cats=params.use_cats, max_det=params.max_dets[-1],
+            kpt_sigmas=params.kpt_sigmas, no_overlaps=no_overlaps,
+        )  # fmt: skip
+
+    shown_nan_scores = staticmethod(shown_nan_scores)
+
     # ---- streaming (deteval.evaluator, deteval.evaluator.dask): one row per detection kept by the max-dets cut
 
     stream_spec = StreamSpec(formats={"bbox": STREAM_BOXES, "segm": STREAM_BOXES, "obb": STREAM_OBB})

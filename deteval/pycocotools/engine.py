@@ -4,7 +4,8 @@ The COCO objects' records are read once into :class:`~deteval.types.GroundTruth`
 :class:`~deteval.types.Detections` (cached on the objects); ``evaluate()`` cuts them to the
 ``imgIds`` / ``catIds`` of its params, re-indexed on tables of exactly those ids (so that the
 precision array's K axis is the sorted ``catIds`` and ties across images break by image id, as
-in pycocotools), then groups, overlaps and matches with the kernels of the ``coco`` protocol.
+in pycocotools), then groups, overlaps and matches with the ``coco`` protocol's pipeline (reached through the
+registry, as every protocol is).
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.protocols.coco import rules_of, shown_nan_scores
-from deteval.protocols.coco_matching import match_pipeline
-from deteval.protocols.coco_params import CocoParams
+from deteval import protocols
 from deteval.types import Detections, GroundTruth, IdTable, take_rows
 from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
@@ -63,10 +62,11 @@ def containers(coco_gt: Any, coco_dt: Any, iou_type: str) -> tuple[Detections, G
     return dets, gt
 
 
-def params_of(p: Any) -> CocoParams:
-    """deteval's parameters from a (normalised) pycocotools ``Params``, unchecked: pycocotools checks none."""
+def params_of(p: Any) -> Any:
+    """The coco protocol's parameters from a (normalised) pycocotools ``Params``, unchecked: pycocotools checks
+    none."""
     kpts = p.iouType == "keypoints"
-    return CocoParams(
+    return protocols.get("coco").unchecked_params(
         iou_type=p.iouType,
         iou_thrs=np.asarray(p.iouThrs, np.float64).reshape(-1),
         rec_thrs=np.asarray(p.recThrs, np.float64).reshape(-1),
@@ -126,7 +126,7 @@ class Evaluated:
 
     dets: Detections
     gt: GroundTruth
-    params: CocoParams
+    params: Any  # the coco protocol's
     groups: Any
     ious: np.ndarray  # flat, per group D x G (row-major)
     no_overlaps: bool  # pycocotools computed none (keypoints with pooled categories)
@@ -147,11 +147,7 @@ def evaluate(coco_gt: Any, coco_dt: Any, p: Any) -> Evaluated:
     dets, gt, dt_kept = _subset(dets, gt, p.imgIds, p.catIds, params.use_cats)
     # pycocotools' computeOks looks up category -1 for pooled keypoints and finds no ground truth: nothing matches
     no_overlaps = params.iou_type == "keypoints" and not params.use_cats
-    m = match_pipeline(
-        dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges,
-        rules=rules_of(params), use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas,
-        no_overlaps=no_overlaps,
-    )  # fmt: skip
+    m = protocols.get("coco").match_record(dets, gt, params, no_overlaps)
     return Evaluated(dets, gt, params, m.groups, m.ious, no_overlaps, m.state, m.gt_ignore, m.npig, dt_kept)
 
 
@@ -168,5 +164,5 @@ def accumulate(ev: Evaluated, rec_thrs: np.ndarray, max_dets: list) -> tuple[np.
         np.asarray(max_dets, np.int64), np.asarray(rec_thrs, np.float64).reshape(-1),
     )  # fmt: skip
     if ev.dets.nan_scores:
-        shown_nan_scores(scores)
+        protocols.get("coco").shown_nan_scores(scores)
     return precision, recall, scores

@@ -61,6 +61,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "_runtime"),
         ("jit", "tuning"),
+        # 0: the warm-up names each iou type's kernel group from the iou types' table
+        ("jit", "vocabulary"),
         ("numeric", "jit"),
         # 0: the crossing test's float filter is a kernel (the DOTA reader and the quadrilateral kernels share it)
         ("predicates", "jit"),
