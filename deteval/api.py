@@ -32,7 +32,7 @@ def load(
     Useful to evaluate several protocols, or run analyses (confusion matrix, TIDE), on one load.
     """
     proto = protocols.get(protocol)
-    params = proto.params(iou_type, True, _preset(config), strict, **options)
+    params = proto.params(iou_type, preset=_preset(config), strict=strict, **options)
     return proto.load(preds, gt, params)
 
 
@@ -197,7 +197,7 @@ def compare(
     if gt is None:
         raise TypeError("compare() takes two results, or two detection inputs and the ground truth")
     proto = protocols.get(protocol)
-    params = proto.params(iou_type, compat, _preset(config), strict, **options)
+    params = proto.params(iou_type, compat=compat, preset=_preset(config), strict=strict, **options)
     dets_a, gt_loaded = proto.load(a, gt, params)
     dets_b, _ = proto.load(b, gt_loaded, params)
     result_a = proto.evaluate_loaded(dets_a, gt_loaded, params)

@@ -33,7 +33,7 @@ from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from deteval.protocols.base import Replay
+    from deteval.protocols.replay import Replay
 
 __all__ = [
     "BootstrapResult", "bootstrap_result", "draws_of", "percentile_intervals", "replay_of_result", "stats_of_draws",

@@ -261,6 +261,6 @@ def evaluate_with_ious(
     from deteval import protocols
 
     proto = protocols.get("coco")
-    params = dataclasses.replace(proto.params(iou_type, compat, None, strict, **options), keep_iou=True)
+    params = dataclasses.replace(proto.params(iou_type, compat=compat, strict=strict, **options), keep_iou=True)
     dets, gt_loaded = proto.load(preds, gt, params)
     return proto.evaluate_loaded(dets, gt_loaded, params)

@@ -46,7 +46,7 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
 
     preset = read_config(args.config) if args.config is not None else None
     with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
-        params = proto.params(args.iou_type, not args.fixed, preset, args.strict, **inv.options)
+        params = proto.params(args.iou_type, compat=not args.fixed, preset=preset, strict=args.strict, **inv.options)
     if getattr(args, "lrp", False):
         if not proto.supports("lrp", args.iou_type):
             where = _defined_for("lrp", with_iou_types=False)

@@ -41,7 +41,8 @@ from deteval.evaluator.inputs import (
     with_masks,
 )
 from deteval.evaluator.state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
-from deteval.protocols.base import Protocol, StreamPart, StreamSpec
+from deteval.protocols.base import Protocol
+from deteval.protocols.streaming import StreamPart, StreamSpec
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
 

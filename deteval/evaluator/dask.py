@@ -50,7 +50,7 @@ def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> Any:
     proto = protocols.get(protocol)
     if proto.streaming().federated:  # the frequencies would have to travel with the states
         raise InputError("protocol", None, f"deteval.dask does not evaluate federated protocols such as {protocol!r}")
-    return proto.params(iou_type, compat, None, False, **options)
+    return proto.params(iou_type, compat=compat, **options)
 
 
 def _subset(dets: Detections, gt: GroundTruth, lo: int, hi: int) -> tuple[Detections, GroundTruth]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from deteval import protocols
 from deteval.errors import InputError
-from deteval.protocols.base import StreamPart, StreamRows
+from deteval.protocols.streaming import StreamPart, StreamRows
 from deteval.result import EvalResult
 from deteval.types import IdTable, sorted_unique
 

@@ -3,7 +3,7 @@
 A protocol is one object (a :class:`Protocol` subclass instance) registered by
 name in :mod:`deteval.protocols`. Its evaluation is a fixed sequence::
 
-    params  = protocol.params(iou_type, compat, preset, strict, **options)  # frozen dataclass
+    params  = protocol.params(iou_type, compat=..., preset=..., strict=..., **options)  # frozen dataclass
     preds, gt = protocol.load(preds, gt, params)                   # through deteval.io
     matches = protocol.match(preds, gt, params)                    # geometry + matching kernels
     result  = protocol.reduce(matches, gt, params)                 # ranking/accumulation + AP
@@ -19,16 +19,13 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, ClassVar, Literal
 
-import numpy as np
-
 from deteval.errors import InputError
+from deteval.protocols.replay import REPLAY_CAPABILITY, Replay
+from deteval.protocols.streaming import STREAMING, StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
-
-STREAMING = "streaming evaluation (Evaluator, Dask)"
 
 
 @dataclass(frozen=True)
@@ -76,66 +73,11 @@ def split_list(values: Sequence[str]) -> list[str]:
     return [part for v in values for part in v.split(",") if part.strip()]
 
 
-@dataclass(frozen=True)
-class StreamSpec:
-    """What a protocol's streaming evaluation reads from a batch of per-image dicts (deteval.evaluator.inputs).
-
-    ``formats`` maps each iou type streamed to its batch box formats (the first the default), each to the
-    container's: ``"xywh"`` (converted: COCO's IoU reads xywh), ``"xyxy"`` (as given), ``"obb"`` (as given,
-    into the oriented boxes) or ``"quad"`` (quadrilaterals as given). The iou type says what else a batch
-    carries: ``"segm"`` masks, ``"keypoints"`` keypoints.
-    """
-
-    formats: Mapping[str, Mapping[str, str]]
-    federated: bool = False  # categories carry frequencies; targets the federated lists (LVIS)
-    whole_vocabulary: bool = False  # a batch's category table is every category, not the labels it shows
-    image_keys: tuple[str, ...] = ()  # numbers a target carries for its image (kept per image in the state)
-    target_flags: tuple[str, ...] = ("iscrowd", "ignore")  # boolean per-box keys of a target (0/1)
-
-    @property
-    def iou_types(self) -> tuple[str, ...]:
-        return tuple(self.formats)
-
-
-@dataclass(frozen=True)
-class StreamPart:
-    """One shard's matches as streaming keeps them; image and category indices into the shard's own tables.
-
-    ``det_rank`` orders a detection among its image's rows as the protocol ranks ties (COCO: rank by score
-    within image and category; VOC: its row in the image's prediction dict). ``npig`` holds the protocol's
-    count columns per category (COCO: positives per area range), summed over shards.
-    """
-
-    det_image: np.ndarray  # int32 (N,)
-    det_category: np.ndarray  # int32 (N,)
-    det_rank: np.ndarray  # int32 (N,)
-    det_score: np.ndarray  # float64 (N,)
-    det_state: np.ndarray  # int8 (N, A, T): FP 0, TP 1, ignored 2
-    npig: np.ndarray  # int64 (K, C)
-    ndet: np.ndarray  # int64 (K,): detections per category (before any cut)
-    image_values: np.ndarray | None = None  # float64 (I, F): per image, what StreamSpec.image_keys read
-
-
-@dataclass(frozen=True)
-class StreamRows:
-    """Every shard's rows merged, indices dense: images ascending by id, categories those evaluated."""
-
-    det_image: np.ndarray  # int32 (N,), index into image_ids
-    det_category: np.ndarray  # int32 (N,)
-    det_rank: np.ndarray  # int32 (N,)
-    det_score: np.ndarray  # float64 (N,)
-    det_state: np.ndarray  # int8 (N, A, T)
-    npig: np.ndarray  # int64 (K, C), summed per category
-    ndet: np.ndarray  # int64 (K,)
-    image_ids: np.ndarray  # (I,), ascending
-    image_values: np.ndarray | None  # float64 (I, F), per image_ids
-
-
 class Protocol(ABC):
     """One evaluation protocol. Subclasses set the class attributes and implement the stages.
 
-    ``Params`` is the protocol's frozen parameter dataclass; ``Result`` its result type (an
-    :class:`~deteval.result.EvalResult` subclass); ``preset_name`` names its file in ``configs/``.
+    ``preset_name`` names its preset file in ``configs/``; :meth:`params` gives a frozen parameter dataclass
+    and :meth:`reduce` an :class:`~deteval.result.EvalResult`.
     """
 
     name: str
@@ -143,8 +85,6 @@ class Protocol(ABC):
     iou_types: ClassVar[tuple[str, ...]]
     options: ClassVar[tuple[Option, ...]]
     preset_name: ClassVar[str]
-    Params: ClassVar[type]
-    Result: ClassVar[type[EvalResult]]
 
     # option keywords renamed since, old -> new: still accepted, with a DeprecationWarning
     renamed_options: ClassVar[dict[str, str]] = {}
@@ -155,6 +95,7 @@ class Protocol(ABC):
     def params(
         self,
         iou_type: str = "bbox",
+        *,
         compat: bool = True,
         preset: Mapping[str, Any] | None = None,
         strict: bool = False,
@@ -256,7 +197,7 @@ class Protocol(ABC):
     def replay(self, result: EvalResult) -> Replay:
         """What bootstrap, compare and slices re-rank of ``result`` (:class:`Replay`); InputError where the
         protocol or the result has none."""
-        raise self.unsupported("bootstrap, compare and slices")
+        raise self.unsupported(REPLAY_CAPABILITY)
 
     def evaluate(
         self,
@@ -270,7 +211,7 @@ class Protocol(ABC):
         **options: Any,
     ) -> EvalResult:
         """Load, match and reduce: the whole evaluation."""
-        params = self.params(iou_type, compat, preset, strict, **options)
+        params = self.params(iou_type, compat=compat, preset=preset, strict=strict, **options)
         preds, gt = self.load(preds, gt, params)
         return self.evaluate_loaded(preds, gt, params)
 
@@ -279,63 +220,3 @@ class Protocol(ABC):
         result = self.reduce(self.match(preds, gt, params), gt, params)
         result.summary_lines = self.summarize(result, params)
         return result
-
-
-REPLAY_CAPABILITY = "bootstrap, compare and slices"
-
-
-def kept_replay(result: EvalResult) -> Any:
-    """The replay record ``result`` keeps (``EvalResult.replay``), or the InputError saying it keeps none."""
-    if result.replay is None:
-        why = "this result keeps none (evaluate with deteval.evaluate(), not the Evaluator)"
-        raise replay_refused(result, why)
-    return result.replay
-
-
-def replay_refused(result: EvalResult, why: str) -> InputError:
-    """The error for a result of a protocol with replay that cannot be replayed, saying ``why``."""
-    return InputError("result", None, f"{REPLAY_CAPABILITY} re-rank the matches of {result.protocol} results: {why}")
-
-
-class Replay(ABC):
-    """One result's replay: its images, and the stats of any list of them (a bootstrap replicate, a slice)
-    as evaluating that materialised dataset gives them (the rule in :mod:`deteval.analysis.intervals`).
-
-    ``record`` is what the result keeps (``EvalResult.replay``, pickled with it); the index a replicate
-    walks is built from it once and cached on it (under ``_index``, which its ``__getstate__`` drops).
-    """
-
-    def __init__(self, record: Any) -> None:
-        self.record = record
-
-    @property
-    def image_ids(self) -> np.ndarray:
-        """The ids of the dense image indices, sorted."""
-        return self.record.image_ids
-
-    @property
-    def file_order(self) -> np.ndarray:
-        """The dense index of each image in the file's order (the order a bootstrap draws from)."""
-        return self.record.file_order
-
-    def replicate_fn(self, by_draw: bool = True) -> Callable[[np.ndarray], list[float]]:
-        """The function of a draw (dense image indices, in the order they stand) giving its stats (``stats``
-        then ``extra_stats``). The index is built here, in the calling thread (building one may run kernels
-        on the pool); the function holds no state and runs on any thread.
-
-        ``by_draw``: the images' rows stand in draw order (a bootstrap replicate); False for a slice (each
-        image once), whose rows keep their original order. Only a protocol that breaks score ties by row
-        tells the two apart."""
-        index = self.record.__dict__.get("_index")
-        if index is None:
-            index = self.build_index()
-            object.__setattr__(self.record, "_index", index)  # the records are frozen dataclasses
-        return partial(self.replicate, index, by_draw=by_draw)
-
-    @abstractmethod
-    def build_index(self) -> Any:
-        """What a replicate walks, built once per record."""
-
-    @abstractmethod
-    def replicate(self, index: Any, draw: np.ndarray, by_draw: bool = True) -> list[float]:
-        """The stats of the images ``draw`` (see :meth:`replicate_fn`)."""

@@ -25,16 +25,7 @@ import numpy as np
 from deteval._runtime.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
-from deteval.protocols.base import (
-    Option,
-    Protocol,
-    Replay,
-    StreamPart,
-    StreamRows,
-    StreamSpec,
-    kept_replay,
-    split_list,
-)
+from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.coco_matching import (
     CocoMatches,
     MatchRules,
@@ -45,6 +36,8 @@ from deteval.protocols.coco_matching import (
 )
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
+from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult, Outcomes
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable
@@ -263,8 +256,6 @@ class CocoProtocol(Protocol):
     title = "coco protocol (pycocotools)"
     iou_types = IOU_TYPES
     preset_name = "coco"
-    Params = CocoParams
-    Result = CocoResult
     # optimal LRP (deteval.analysis.lrp), TIDE (deteval.analysis.tide)
     analyses = {"lrp": IOU_TYPES, "tide": ("bbox", "segm")}
     options = (

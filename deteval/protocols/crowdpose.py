@@ -35,7 +35,7 @@ from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.io.json_source import read_json
 from deteval.numeric import mean_valid
-from deteval.protocols.base import Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay
+from deteval.protocols.base import Protocol
 from deteval.protocols.coco import (
     STREAM_BOXES,
     CocoReplay,
@@ -50,6 +50,8 @@ from deteval.protocols.coco import (
 )
 from deteval.protocols.coco_matching import CocoMatches, MatchRules, ignore_flags
 from deteval.protocols.coco_params import CocoParams
+from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable
 
@@ -198,8 +200,6 @@ class CrowdPoseProtocol(Protocol):
     title = "crowdpose protocol (xtcocotools keypoints_crowd)"
     iou_types = ("keypoints",)
     preset_name = "crowdpose"
-    Params = CocoParams
-    Result = CocoResult
     options = ()
 
     def make_params(
@@ -246,7 +246,7 @@ class CrowdPoseProtocol(Protocol):
         if options:
             rule = f"not an option of protocol {self.name!r}, which has xtcocotools' parameters only"
             raise InputError(next(iter(options)), None, rule)
-        return self.params(iou_type, compat)
+        return self.params(iou_type, compat=compat)
 
     def stream_config(self, params: CocoParams) -> tuple:
         return stream_config(params)

@@ -110,7 +110,6 @@ def _checked(values: Mapping[str, Any], compat: bool, strict: bool) -> DotaParam
 class DotaProtocol(VocProtocol):
     """DOTA task 1 AP (``dota_evaluation_task1.py``), on VOC's matching and ranking."""
 
-    Params = DotaParams
     options = (
         Option("iou_thrs", "--iou-thrs", "IoU threshold(s) (default 0.5)", "list",
                lambda v: parse_iou_thresholds(split_list(v)), metavar="T"),

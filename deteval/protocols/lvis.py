@@ -36,16 +36,7 @@ from deteval.errors import InputError
 from deteval.io.lvis import FREQUENCIES, LvisGroundTruth, load_lvis_pair
 from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
-from deteval.protocols.base import (
-    Option,
-    Protocol,
-    Replay,
-    StreamPart,
-    StreamRows,
-    StreamSpec,
-    kept_replay,
-    replay_refused,
-)
+from deteval.protocols.base import Option, Protocol
 from deteval.protocols.coco import (
     STREAM_BOXES,
     coco_replay_index,
@@ -56,6 +47,8 @@ from deteval.protocols.coco import (
 )
 from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
+from deteval.protocols.replay import Replay, kept_replay, replay_refused
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
 
@@ -271,8 +264,6 @@ class LvisProtocol(Protocol):
     title = "lvis protocol (lvis-api)"
     iou_types = ("bbox", "segm")  # of deteval.vocabulary.IOU_TYPES
     preset_name = "lvis"
-    Params = LvisParams
-    Result = CocoResult
     options = (
         Option("fixed_ap", "--fixed-ap", "Fixed AP (lvis-api's lvis_challenge_2021 branch): 10,000 detections "
                "per category over the dataset instead of 300 per image", "switch"),

@@ -35,7 +35,8 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol, Replay, kept_replay
+from deteval.protocols.base import Option, Protocol
+from deteval.protocols.replay import Replay, kept_replay
 from deteval.result import EvalResult
 from deteval.text import printable
 from deteval.types import Detections, GroundTruth, sorted_unique
@@ -259,8 +260,6 @@ class OpenImagesProtocol(Protocol):
     name = preset_name = "openimages"
     title = "openimages protocol (Open Images challenge: group-of boxes, verified labels, class hierarchy)"
     iou_types = ("bbox",)
-    Params = OpenImagesParams
-    Result = OpenImagesResult
     options = (
         Option("labels", "--labels", "image-level labels CSV (ImageID,Source,LabelName,Confidence): the classes "
                "verified on each image", metavar="FILE"),

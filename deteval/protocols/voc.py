@@ -41,7 +41,9 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
-from deteval.protocols.base import Option, Protocol, Replay, StreamPart, StreamRows, StreamSpec, kept_replay, split_list
+from deteval.protocols.base import Option, Protocol, split_list
+from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult, Outcomes, VocResult
 from deteval.text import display_width, pad, printable
 from deteval.types import Detections, GroundTruth, IdTable
@@ -202,8 +204,6 @@ class VocProtocol(Protocol):
     """PASCAL VOC detection AP, as py-faster-rcnn's ``voc_eval.py`` computes it; one instance per year rule."""
 
     iou_types = ("bbox",)  # of deteval.vocabulary.IOU_TYPES
-    Params = VocParams
-    Result = VocResult
     options = (
         Option("iou_thrs", "--iou-thrs", "IoU threshold(s): 0.5 (default), 0.5,0.75, 0.5:0.95 (detectron2's ten)",
                "list", lambda v: parse_iou_thresholds(split_list(v)), metavar="T", aliases=("--iou",)),
@@ -359,7 +359,7 @@ class VocProtocol(Protocol):
             if name not in known:
                 rule = f"not an option of protocol {self.name!r} in the Evaluator; its options are {', '.join(known)}"
                 raise InputError(name, None, rule)
-        return self.params(iou_type, compat, None, False, **options)
+        return self.params(iou_type, compat=compat, **options)
 
     def stream_shape(self, params: VocParams) -> tuple[int, int, int, int]:
         return 1, len(params.iou_thrs), 1, 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -31,7 +33,8 @@ def test_registry_gives_protocol_objects_with_data_options(name):
     assert all(isinstance(o, Option) and o.flag.startswith("--") for o in proto.options)
     # the built-in preset alone gives valid parameters for every iou type
     for iou_type in proto.iou_types:
-        assert isinstance(proto.params(iou_type), proto.Params)
+        params = proto.params(iou_type)
+        assert dataclasses.is_dataclass(params) and params.__dataclass_params__.frozen
 
 
 def test_unknown_protocol_option_and_iou_type_are_input_errors():
