@@ -11,6 +11,15 @@ name in :mod:`deteval.protocols`. Its evaluation is a fixed sequence::
 
 The command line builds its parser from :attr:`Protocol.options` (no argparse
 here), so adding a protocol is one module plus its preset in ``configs/``.
+
+Beyond evaluation, a protocol provides capabilities, each asked of the object (never of its name):
+
+- streaming (:meth:`Protocol.streaming` and the ``stream_*`` methods, data in :mod:`.streaming`): the
+  training-loop Evaluator and Dask;
+- replay (:meth:`Protocol.replay`, :mod:`.replay`): bootstrap, compare and slices;
+- analyses of its inputs (:attr:`Protocol.analyses`, :meth:`Protocol.supports`): the CLI's ``--lrp``, ``--tide``.
+
+A protocol without one refuses it with :meth:`Protocol.unsupported`: one InputError naming both.
 """
 
 from __future__ import annotations
