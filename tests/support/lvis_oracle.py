@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = ["DATA", "assert_same", "fixture_files", "lvis100_categories", "lvis100_images", "lvis_api", "run_lvis"]
 
-DATA = Path(__file__).resolve().parent / "data" / "lvis100"
+DATA = Path(__file__).resolve().parent.parent / "data" / "lvis100"
 
 
 def lvis_api():
