@@ -36,7 +36,7 @@ from deteval.protocols.coco_matching import (
 )
 from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
-from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult, Outcomes
 from deteval.tuning import TUNING
@@ -86,7 +86,7 @@ def gt_ignored(gt: GroundTruth, params: CocoParams) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class CocoReplay:
+class CocoReplay(ReplayRecord):
     """What re-accumulating a subset or a resample of the images needs (bootstrap, slices): the matches,
     each ground truth's image, category and "counts as a positive" flag per area range, and the image
     table's file order. Kept on the result (``EvalResult.replay``) by :meth:`CocoProtocol.reduce`."""
@@ -98,10 +98,6 @@ class CocoReplay:
     image_ids: np.ndarray  # (I,), sorted: the dense image indices' ids
     file_order: np.ndarray  # int64 (I,): the dense index of each image in the file's order
     params: CocoParams
-
-    def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def replay_of(matches: CocoMatches, gt: GroundTruth, params: CocoParams) -> CocoReplay:

@@ -47,7 +47,7 @@ from deteval.protocols.coco import (
 )
 from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
-from deteval.protocols.replay import Replay, kept_replay, replay_refused
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay, replay_refused
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
@@ -197,7 +197,7 @@ def result_from_matches(
 
 
 @dataclass(frozen=True)
-class LvisReplay:
+class LvisReplay(ReplayRecord):
     """What re-accumulating a resample or a slice of the images needs (bootstrap, slices, compare): the
     matches, the evaluated ground truth's image, category and "counts as a positive" flag per area range,
     the image table's file order and each category's frequency. Kept on the result by
@@ -213,10 +213,6 @@ class LvisReplay:
     frequency: np.ndarray  # int8 (K,)
     params: LvisParams
     max_dets: tuple[int, ...] = (_NO_CUT,)  # the accumulation's cut per (image, category): none
-
-    def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def replay_of(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> LvisReplay | None:

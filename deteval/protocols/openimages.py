@@ -36,7 +36,7 @@ from deteval.errors import InputError
 from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
-from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.result import EvalResult
 from deteval.text import printable
 from deteval.types import Detections, GroundTruth, sorted_unique
@@ -156,7 +156,7 @@ def rank_entries(e: RankedEntries, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True, eq=False)
-class OpenImagesReplay:
+class OpenImagesReplay(ReplayRecord):
     """What re-ranking a resample or a slice of the images needs (bootstrap, slices, compare): the ranked
     entries, the ground truth's images, classes and group-of flags, the image table's file order and the
     group-of weight. Kept on the result by :meth:`OpenImagesProtocol.reduce`."""
@@ -169,10 +169,6 @@ class OpenImagesReplay:
     file_order: np.ndarray  # int64 (I,)
     n_cat: int
     group_of_weight: float
-
-    def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def replay_of(entries: RankedEntries, gt: GroundTruth, params: OpenImagesParams) -> OpenImagesReplay | None:

@@ -15,7 +15,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.result import EvalResult
 
-__all__ = ["REPLAY_CAPABILITY", "Replay", "kept_replay", "replay_refused"]
+__all__ = ["REPLAY_CAPABILITY", "Replay", "ReplayRecord", "kept_replay", "replay_refused"]
 
 REPLAY_CAPABILITY = "bootstrap, compare and slices"
 
@@ -31,6 +31,14 @@ def kept_replay(result: EvalResult) -> Any:
 def replay_refused(result: EvalResult, why: str) -> InputError:
     """The error for a result of a protocol with replay that cannot be replayed, saying ``why``."""
     return InputError("result", None, f"{REPLAY_CAPABILITY} re-rank the matches of {result.protocol} results: {why}")
+
+
+class ReplayRecord:
+    """Base of the records a result keeps for its replay (``EvalResult.replay``): the index a replay builds
+    from one is cached on it (``_index``), rebuilt after unpickling, never pickled."""
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 class Replay(ABC):

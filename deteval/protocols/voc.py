@@ -42,7 +42,7 @@ from deteval.errors import InputError
 from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
-from deteval.protocols.replay import Replay, kept_replay
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult, Outcomes, VocResult
 from deteval.text import display_width, pad, printable
@@ -424,7 +424,7 @@ def _warn_if_normalised(gt: GroundTruth, dt: Detections) -> None:
 
 
 @dataclass(frozen=True)
-class VocReplay:
+class VocReplay(ReplayRecord):
     """What re-ranking a resample or a slice of the images needs (bootstrap, slices, compare): the
     matches, the positives' images and classes, the image table's file order (sorted ids when the loader
     keeps none) and the parameters. Kept on the result (``EvalResult.replay``) by :meth:`VocProtocol.reduce`."""
@@ -436,10 +436,6 @@ class VocReplay:
     file_order: np.ndarray  # int64 (I,)
     n_cat: int
     params: VocParams
-
-    def __getstate__(self) -> dict:
-        # the analyses cache their index on the replay (deteval.analysis.intervals): rebuilt, not pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def replay_of(matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocReplay:
