@@ -96,7 +96,7 @@ def _num(v: float) -> str:
 
 
 def replay_of_result(result: EvalResult) -> Replay:
-    """The result's replay (:class:`~deteval.protocols.base.Replay`), from its protocol; InputError where the
+    """The result's replay (:class:`~deteval.protocols.replay.Replay`), from its protocol; InputError where the
     protocol or the result has none."""
     from deteval import protocols
 

@@ -1,7 +1,7 @@
 """Streaming evaluation for training loops: ``Evaluator.update()`` per batch, ``compute()`` once.
 
 Streaming is a capability of the protocol, found through the registry
-(:func:`deteval.protocols.get`): its :class:`~deteval.protocols.base.StreamSpec` says what a batch
+(:func:`deteval.protocols.get`): its :class:`~deteval.protocols.streaming.StreamSpec` says what a batch
 carries, ``stream_match()`` matches a batch in :meth:`Evaluator.update` (the protocol's own
 ``match()``) and what is kept is flat arrays (:class:`EvaluatorState`), one row per detection kept.
 :meth:`Evaluator.compute` only ranks and reduces, with the protocol's ``stream_result()``, after

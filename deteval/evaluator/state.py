@@ -37,7 +37,7 @@ class EvaluatorState:
     Memory: per kept detection ``4 + 8 + 4 + 8 + A*T`` bytes (image, label, rank, score,
     one int8 per area range and IoU threshold): 64 bytes with COCO's defaults (A=4, T=10);
     8 bytes per image (and 8 per image value); ``16 + 8*C`` bytes per (batch, category present in it).
-    The columns are the protocol's (:class:`~deteval.protocols.base.StreamPart`).
+    The columns are the protocol's (:class:`~deteval.protocols.streaming.StreamPart`).
     """
 
     config: tuple  # what must agree for states to merge (see Evaluator._config)

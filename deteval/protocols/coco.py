@@ -240,7 +240,7 @@ def _area_ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
     return ranges
 
 
-# the batch box formats of COCO's streaming iou types and the containers' (deteval.protocols.base.StreamSpec)
+# the batch box formats of COCO's streaming iou types and the containers' (deteval.protocols.streaming.StreamSpec)
 STREAM_BOXES = {"xyxy": "xywh", "xywh": "xywh", "cxcywh": "xywh"}
 STREAM_OBB = {"xywha": "obb", "poly": "obb"}
 
