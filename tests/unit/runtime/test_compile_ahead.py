@@ -139,7 +139,7 @@ def test_helpers_fill_the_cache_with_what_the_sample_needs_and_change_nothing(tm
 
 def test_recorded_signatures_fit_the_kernels():
     """Each recorded signature has as many types as its kernel has parameters: a kernel whose arguments
-    changed needs ``benchmarks/record_kernel_signatures.py`` run again."""
+    changed needs ``scripts/record_kernel_signatures.py`` run again."""
     import importlib
     import inspect
 
