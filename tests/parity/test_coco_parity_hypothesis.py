@@ -54,7 +54,7 @@ def _dt(dets):
     return [{"image_id": d[0], "category_id": d[1], "bbox": d[2], "score": d[3]} for d in dets]
 
 
-# Hand-made cases for the quirks of COCO_PARITY.md, run every time (the oracle gives the numbers).
+# Hand-made cases for pycocotools' quirks (docs/compat.md), run every time (the oracle gives the numbers).
 EXAMPLES = [
     # a matched GT with id 0 counts as a false positive; a negative id counts as matched
     CocoCase(
