@@ -10,7 +10,7 @@ pays nothing. The stages, in seconds of this thread's wall clock:
   the byte scanners or JSON parsing, validation, the containers;
 - ``kernel import``: the first import of deteval's kernel modules (numba itself for small files,
   where the loaders need no kernel), which the matching stage would otherwise pay;
-- ``group``, ``IoU``, ``match``: ``group_by_image_category``, ``overlaps``, and the rest of the
+- ``group``, ``IoU``, ``match``: ``group_by_image_category``, the pipeline's ``overlaps_of``, and the rest of the
   protocol's ``match`` (``match_groups`` and the per-detection columns);
 - ``accumulate``: the protocol's ``reduce`` (ranking, accumulation, stats, per-class rows);
 - ``summarise``: the protocol's ``summarize``;
@@ -73,7 +73,6 @@ def install(protocol: str = "coco") -> StageClock:
     clock.wrap(deteval, "load", "load")
     clock.wrap(deteval, "evaluate", "evaluate")
     cls = type(protocols.get(protocol))
-    proto_module = importlib.import_module(cls.__module__)
     match = cls.match
     patched = []
 
@@ -86,7 +85,7 @@ def install(protocol: str = "coco") -> StageClock:
             groups, matching = importlib.import_module(KERNEL_MODULES[1]), importlib.import_module(KERNEL_MODULES[2])
             for owner, name, stage in (
                 (groups, "group_by_image_category", "group"),
-                (proto_module, "overlaps", "IoU"),
+                (importlib.import_module("deteval.protocols.coco_matching"), "overlaps_of", "IoU"),
                 (matching, "match_groups", "match_kernel"),
             ):
                 if hasattr(owner, name):

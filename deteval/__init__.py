@@ -10,7 +10,7 @@ import importlib.util
 import sys
 from typing import TYPE_CHECKING
 
-from deteval._runtime.blas_thread import spare_blas_thread
+from deteval._startup.blas_thread import spare_blas_thread
 
 spare_blas_thread()  # before numpy's import: the command line's process only
 
@@ -25,7 +25,7 @@ MOVED_MODULES = {
     "deteval.accumulate": "deteval.accumulation.accumulate",
     "deteval.calibration": "deteval.analysis.calibration",
     "deteval.comparison": "deteval.analysis.comparison",
-    "deteval.compile_ahead": "deteval._runtime.compile_ahead",
+    "deteval.compile_ahead": "deteval._startup.compile_ahead",
     "deteval.confusion": "deteval.analysis.confusion",
     "deteval.cumulative": "deteval.accumulation.cumulative",
     "deteval.curves": "deteval.analysis.curves",
@@ -39,32 +39,33 @@ MOVED_MODULES = {
     "deteval.ranking": "deteval.accumulation.ranking",
     "deteval.report": "deteval.analysis.report",
     "deteval.slices": "deteval.analysis.slices",
-    "deteval.tide": "deteval.analysis.tide",  # and its submodules
+    "deteval.tide": "deteval.analysis.tide",
 }
 
 
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old path of :data:`MOVED_MODULES` (or a module under ``deteval.tide``) as the module it moved to."""
+class _MovedModules(importlib.abc.PathEntryFinder, importlib.abc.Loader):
+    """The finder of one entry of this package's ``__path__``: it finds an old path of :data:`MOVED_MODULES` as
+    the module that moved (asked only for ``deteval.<name>`` that no file of the package holds)."""
 
-    @staticmethod
-    def _target(fullname: str) -> str | None:
-        if fullname.startswith("deteval.tide."):
-            return "deteval.analysis.tide." + fullname.removeprefix("deteval.tide.")
-        return MOVED_MODULES.get(fullname)
-
-    def find_spec(self, fullname, path=None, target=None):
-        return None if self._target(fullname) is None else importlib.util.spec_from_loader(fullname, self)
+    def find_spec(self, fullname, target=None):
+        return importlib.util.spec_from_loader(fullname, self) if fullname in MOVED_MODULES else None
 
     def create_module(self, spec):
-        module = importlib.import_module(self._target(spec.name))
+        module = importlib.import_module(MOVED_MODULES[spec.name])
         spec.loader_state = module.__spec__  # the import machinery gives the module the old name's spec next
         return module
 
     def exec_module(self, module) -> None:
         module.__spec__ = module.__spec__.loader_state
+        new = module.__name__
+        for name in [m for m in sys.modules if m.startswith(new + ".")]:  # a package's modules: one object each
+            sys.modules.setdefault(next(k for k, v in MOVED_MODULES.items() if v == new) + name[len(new) :],
+                                   sys.modules[name])  # fmt: skip
 
 
-sys.meta_path.insert(0, _MovedModuleFinder())  # before any finder that knows the old files
+_MOVED_ENTRY = "<deteval: modules under their old paths>"
+sys.path_importer_cache[_MOVED_ENTRY] = _MovedModules()
+__path__.append(_MOVED_ENTRY)
 
 if TYPE_CHECKING:  # pragma: no cover
     from deteval.evaluator import Evaluator

@@ -69,7 +69,7 @@ class Kernel:
 
     @property
     def compiled_ahead(self) -> dict[tuple[str, ...], tuple[str, str]]:
-        """Argument types (as :mod:`deteval._runtime.kernel_signatures` writes them) with ahead-of-time code."""
+        """Argument types (as :mod:`deteval._startup.kernel_signatures` writes them) with ahead-of-time code."""
         if self._compiled is None:
             self._compiled = {} if PLAIN else aot.signatures(self._name)
         return self._compiled
@@ -155,7 +155,7 @@ def warm(group: str, *, large: bool = False) -> None:
     ``kernel_group``) that run after loading: their cached code loads on a background thread, once per
     process in effect, while the caller works; ``large`` (an input of ``TUNING.kernel_sort_rows`` rows or
     more) notes the group and the large sorts' kernels for the compile helpers of a cold cache
-    (:mod:`deteval._runtime.compile_ahead`). Nothing is compiled here."""
+    (:mod:`deteval._startup.compile_ahead`). Nothing is compiled here."""
     import importlib
 
     from deteval.vocabulary import IOU_TYPES
@@ -166,7 +166,7 @@ def warm(group: str, *, large: bool = False) -> None:
     if not all(kernel.ready for kernel in later):  # once per process, in effect
         in_background(preload, later)
     if large:
-        from deteval._runtime.compile_ahead import compile_ahead
+        from deteval._startup.compile_ahead import compile_ahead
 
         compile_ahead(group, "sort-large")
 

@@ -25,13 +25,13 @@ class IouType:
 
     Names only (this module is light): the overlap named here is bound to its kernel in
     :mod:`deteval.protocols.coco_matching` (``OVERLAPS``), the kernel groups are those of
-    :mod:`deteval._runtime.kernel_signatures`. Adding an iou type is one entry here, its kernel and its binding.
+    :mod:`deteval._startup.kernel_signatures`. Adding an iou type is one entry here, its kernel and its binding.
     """
 
     name: str
     loads: tuple[str, ...]  # the container fields read besides boxes, category, image and score
     overlap: str  # the overlap of a (detection, ground truth) pair: a key of coco_matching.OVERLAPS
-    kernel_group: str  # deteval._runtime.compile_ahead's group of its evaluation
+    kernel_group: str  # deteval._startup.compile_ahead's group of its evaluation
     scan_group: str  # the byte scanner's kernel group (deteval.io.coco reads large files with it)
     overlap_kernels: str | None = None  # the module whose KERNELS a warm-up loads beside matching's (jit.warm)
     box_optional: bool = False  # a ground truth record may lack its bbox (its own geometry is read)

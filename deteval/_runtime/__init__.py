@@ -16,7 +16,7 @@ default), a warm process saves about 0.35 s of numba's start-up:
 - :mod:`.preload`: cached kernels loaded ahead of their first calls;
 - :mod:`.shipped`: kernels compiled into the package when it was built (``pip install .``), where a
   miss in numba's cache looks before compiling;
-- :mod:`.kernel_cache` also tells :mod:`deteval._runtime.compile_ahead` of every cache miss (helper processes
+- :mod:`.kernel_cache` also tells :mod:`deteval._startup.compile_ahead` of every cache miss (helper processes
   compile, with a cold cache, the kernels a run will need next);
 - :mod:`.typeof`: array arguments typed without importing ``numpy.ma``, the
   same types as numba's for every array (see there);
@@ -101,11 +101,11 @@ def numba_loaded() -> bool:
 
 def group_cached(group: str, skip: Collection[str] = ()) -> bool:
     """Whether the package's ahead-of-time code or numba's cache holds every kernel of ``group``
-    (:data:`deteval._runtime.kernel_signatures.GROUPS`, but those named in ``skip``) with its recorded argument
+    (:data:`deteval._startup.kernel_signatures.GROUPS`, but those named in ``skip``) with its recorded argument
     types, loading none. False for an unknown or empty group, and where the question cannot be asked
     (``DETEVAL_PLAIN_NUMBA``, ``NUMBA_DISABLE_JIT``)."""
-    from deteval._runtime.compile_ahead import kernel_named, parse_signature
-    from deteval._runtime.kernel_signatures import GROUPS
+    from deteval._startup.compile_ahead import kernel_named, parse_signature
+    from deteval._startup.kernel_signatures import GROUPS
 
     kernels = [(kernel_named(name), texts) for name, texts in GROUPS.get(group, []) if name not in skip]
     if not kernels:

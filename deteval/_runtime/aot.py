@@ -1,6 +1,6 @@
 """Kernels compiled ahead of time: extension modules built with the package, called without numba.
 
-``pip install .`` compiles the recorded signatures of :mod:`deteval._runtime.kernel_signatures`
+``pip install .`` compiles the recorded signatures of :mod:`deteval._startup.kernel_signatures`
 into extension modules under ``deteval/_aot`` (:mod:`deteval._runtime.aot_build`, with
 ``numba.pycc``: the same numba compiler, numba's runtime linked into each module, for
 the baseline CPU of the platform, so a wheel runs on any machine of its kind). A

@@ -1,7 +1,7 @@
 """The build step that compiles kernels ahead of time into ``deteval/_aot`` (read by :mod:`deteval._runtime.aot`).
 
 Run by ``setup.py`` after the shipped kernels (:mod:`deteval._runtime.shipped`), on the
-package being built. Each kernel group of :mod:`deteval._runtime.kernel_signatures` becomes one
+package being built. Each kernel group of :mod:`deteval._startup.kernel_signatures` becomes one
 extension module made by ``numba.pycc`` (numba's compiler and runtime, a C compiler for
 the module's glue), every recorded signature an exported function; a group that will not
 build as one module is built a kernel per module. Argument types are the recorded ones;
@@ -40,7 +40,7 @@ def _pycc():
 
 def _modules() -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
     """(module name, its signatures) per kernel group, each signature in the first group that records it."""
-    from deteval._runtime.kernel_signatures import GROUPS, ORDER
+    from deteval._startup.kernel_signatures import GROUPS, ORDER
 
     seen: set[tuple[str, tuple[str, ...]]] = set()
     modules = []
@@ -54,7 +54,7 @@ def _modules() -> list[tuple[str, list[tuple[str, tuple[str, ...]]]]]:
 
 def _compile_module(target: str, module: str, entries: list[tuple[str, tuple[str, ...]]]) -> list[list]:
     """Build one extension module exporting ``entries`` into ``target``: its index rows."""
-    from deteval._runtime.compile_ahead import kernel_named, parse_signature
+    from deteval._startup.compile_ahead import kernel_named, parse_signature
 
     pycc = _pycc()
 
@@ -92,7 +92,7 @@ def compile_modules(target: str, claims: str, modules: list[str]) -> None:
     is built a kernel per module (a kernel that fails then is left to numba at run time)."""
     import subprocess
 
-    from deteval._runtime.compile_ahead import claim, in_this_deteval
+    from deteval._startup.compile_ahead import claim, in_this_deteval
 
     plan = dict(_modules())
     for module in modules:
@@ -129,8 +129,8 @@ def build(target: str, processes: int | None = None, groups: list[str] | None = 
     import subprocess
     import tempfile
 
-    from deteval._runtime.compile_ahead import in_this_deteval, usable_cpus
     from deteval._runtime.digest import kernel_sources_digest
+    from deteval._startup.compile_ahead import in_this_deteval, usable_cpus
 
     if not _pycc().platform.external_compiler_works():  # each module's glue is C: nothing to build or retry
         raise RuntimeError("no working C compiler (numba.pycc needs one)")

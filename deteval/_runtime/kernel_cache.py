@@ -15,12 +15,12 @@ from functools import partial
 from numba.core import environment
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 
-from deteval._runtime.compile_ahead import on_miss
 from deteval._runtime.digest import kernel_sources_digest
 from deteval._runtime.light_import import import_arraymath_without_scipy, scipy_blas_deferred
 from deteval._runtime.nrt import initialize_runtime
 from deteval._runtime.objcode import object_payload, unserialize
 from deteval._runtime.shipped import filling, shipped_cache_file
+from deteval._startup.compile_ahead import on_miss
 
 _checked_dirs: set[str] = set()  # cache directories found writable in this process
 

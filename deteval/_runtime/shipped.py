@@ -2,7 +2,7 @@
 
 ``pip install .`` runs ``setup.py``'s build step, which runs :func:`build` on
 the package being built: it compiles every kernel group of
-:mod:`deteval._runtime.kernel_signatures` (box, mask and keypoint evaluation at any size,
+:mod:`deteval._startup.kernel_signatures` (box, mask and keypoint evaluation at any size,
 the per-class report, VOC) into ``deteval/_kernels`` of the wheel, in parallel
 processes. A :class:`~deteval._runtime.kernel_cache.KernelCache`
 looks there after a miss in numba's own cache (``NUMBA_CACHE_DIR`` or
@@ -75,7 +75,7 @@ def filling() -> bool:
 
 
 def _kernel_names() -> list[str]:
-    from deteval._runtime.kernel_signatures import GROUPS, ORDER
+    from deteval._startup.kernel_signatures import GROUPS, ORDER
 
     return list(dict.fromkeys(name for group in ORDER for name, _ in GROUPS[group]))
 
@@ -86,8 +86,8 @@ def compile_kernels(claims: str, names: list[str]) -> None:
     A kernel is claimed whole (a file created with ``O_EXCL`` in ``claims``): two processes saving
     entries of one kernel at once could each rewrite its index without the other's entry.
     """
-    from deteval._runtime.compile_ahead import claim, kernel_key, kernel_named, parse_signature
-    from deteval._runtime.kernel_signatures import GROUPS
+    from deteval._startup.compile_ahead import claim, kernel_key, kernel_named, parse_signature
+    from deteval._startup.kernel_signatures import GROUPS
 
     for name in names:
         if not claim(os.path.join(claims, kernel_key(name, ()))):
@@ -107,7 +107,7 @@ def build(target: str, processes: int | None = None, names: list[str] | None = N
     import subprocess
     import tempfile
 
-    from deteval._runtime.compile_ahead import in_this_deteval, usable_cpus
+    from deteval._startup.compile_ahead import in_this_deteval, usable_cpus
 
     names = _kernel_names() if names is None else names
     processes = max(1, min(processes or usable_cpus(), len(names)))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval._runtime.compile_ahead import compile_ahead
+from deteval._startup.compile_ahead import compile_ahead
 from deteval.errors import DetevalWarning, InputError
 from deteval.io.coco_columns import GtColumns, detections_from_columns, ground_truth_from_columns, loadres_branch
 from deteval.io.coco_json import ground_truth_of_json, results_of_json
@@ -156,7 +156,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
 
 
 def _scan_group(iou_type: str) -> str:
-    """The kernel group (``deteval._runtime.kernel_signatures.GROUPS``) of the scanners a load of ``iou_type`` runs:
+    """The kernel group (``deteval._startup.kernel_signatures.GROUPS``) of the scanners a load of ``iou_type`` runs:
     keypoint results go through the box scanner's kernel (their rows are wider, the types the same)."""
     return IOU_TYPES[iou_type].scan_group
 
@@ -182,7 +182,7 @@ _KEYPOINTS_ONLY = {"deteval.numeric._shift_rows"}
 
 def _scanners_cached(iou_type: str) -> bool:
     """Whether every kernel a scan for ``iou_type`` (``"bbox"`` or ``"keypoints"``) runs, the group
-    ``coco-bbox-scan`` of :data:`deteval._runtime.kernel_signatures.GROUPS`, is at hand without compiling."""
+    ``coco-bbox-scan`` of :data:`deteval._startup.kernel_signatures.GROUPS`, is at hand without compiling."""
     if iou_type in _scanners_known:
         return True
     from deteval._runtime import group_cached

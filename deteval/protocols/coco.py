@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval._runtime.compile_ahead import compile_ahead
+from deteval._startup.compile_ahead import compile_ahead
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
 from deteval.protocols.base import Option, Protocol, split_list

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from deteval._runtime import blas_thread
-from deteval._runtime.blas_thread import runs_command_line
+from deteval._startup.blas_thread import runs_command_line
 
 PY = "/usr/bin/python3"
 

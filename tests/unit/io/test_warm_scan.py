@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 
-from deteval._runtime.compile_ahead import kernel_named
-from deteval._runtime.kernel_signatures import GROUPS
+from deteval._startup.compile_ahead import kernel_named
+from deteval._startup.kernel_signatures import GROUPS
 from deteval.io import coco as coco_io
 from deteval.tuning import TUNING
 

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 from deteval import protocols
-from deteval._runtime.kernel_signatures import GROUPS
+from deteval._startup.kernel_signatures import GROUPS
 from deteval.protocols.coco_matching import OVERLAPS
 from deteval.vocabulary import IOU_TYPES
 

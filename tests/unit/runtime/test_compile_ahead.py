@@ -1,4 +1,4 @@
-"""deteval._runtime.compile_ahead: with a cold kernel cache, helper processes compile what the run needs, once, and
+"""deteval._startup.compile_ahead: with a cold kernel cache, helper processes compile what the run needs, once, and
 change nothing in what it computes. (What it saves is time: measured in benchmarks/README.md, not here.)"""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import deteval._runtime.compile_ahead as ca
+import deteval._startup.compile_ahead as ca
 from deteval._runtime import PLAIN
-from deteval._runtime.kernel_signatures import GROUPS, ORDER
+from deteval._startup.kernel_signatures import GROUPS, ORDER
 
 # tests of what a cold cache does: the kernels an installed package ships are ignored
 pytestmark = pytest.mark.usefixtures("no_shipped_kernels")
@@ -104,7 +104,7 @@ def test_a_helper_skips_claimed_kernels(tmp_path):
     for name, texts in GROUPS["coco-bbox"]:
         (claims / f"{ca.kernel_key(name, ca.parse_signature(texts))}.claim").touch()
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), **{ca.ENV: "0"})
-    helper = [sys.executable, "-m", "deteval._runtime.compile_ahead", str(claims), "coco-bbox"]
+    helper = [sys.executable, "-m", "deteval._startup.compile_ahead", str(claims), "coco-bbox"]
     subprocess.run(helper, env=env, check=True)
     assert not list(cache.rglob("*.nbi"))
     assert not list(claims.glob("*.done"))
@@ -118,7 +118,7 @@ def test_helpers_fill_the_cache_with_what_the_sample_needs_and_change_nothing(tm
     claims, filled = tmp_path / "claims", tmp_path / "filled"
     claims.mkdir()
     env = dict(os.environ, NUMBA_CACHE_DIR=str(filled), **{ca.ENV: "0"})
-    helper = [sys.executable, "-m", "deteval._runtime.compile_ahead", str(claims), "coco-bbox"]
+    helper = [sys.executable, "-m", "deteval._startup.compile_ahead", str(claims), "coco-bbox"]
     subprocess.run(helper, env=env, check=True)
     assert len(list(claims.glob("*.done"))) == len(GROUPS["coco-bbox"])
     out_filled, n = _sample(filled, "0", tmp_path)

@@ -73,7 +73,7 @@ def test_switched_off_the_kernel_compiles_into_the_users_cache(package, tmp_path
 def test_a_changed_kernel_source_is_not_served_from_the_shipped_kernels(package, tmp_path):
     changed = tmp_path / "changed"
     shutil.copytree(package / "deteval", changed / "deteval")
-    with open(changed / "deteval" / "cumulative.py", "a") as f:
+    with open(changed / "deteval" / "accumulation" / "cumulative.py", "a") as f:
         f.write("\n# changed after the build\n")
     assert _hits_misses(changed, tmp_path / "cache") == (0, 1)
 

@@ -5,7 +5,7 @@ first run after install compiles every kernel it needs in turn: on the
 bundled sample four kernels (~7 s), on a COCO-sized file the two JSON
 scanners as well (~30 s). Most of that can overlap: the code that knows what
 comes next calls :func:`compile_ahead` with the names of kernel groups (a
-group is a list of kernels and argument types in :mod:`deteval._runtime.kernel_signatures`,
+group is a list of kernels and argument types in :mod:`deteval._startup.kernel_signatures`,
 recorded from real runs). In a warm process that only notes the names. At the
 first cache miss of a deteval kernel in this process (the cache is cold), helper
 processes start, each running :func:`helper_main` on some of
@@ -76,7 +76,7 @@ def usable_cpus() -> int:
 
 def compile_ahead(*groups: str) -> None:
     """Note kernel groups this run will need; with a cold cache, helpers compile them (see the module)."""
-    from deteval._runtime.kernel_signatures import GROUPS
+    from deteval._startup.kernel_signatures import GROUPS
 
     with _lock:
         new = [g for g in dict.fromkeys(groups) if g in GROUPS and g not in _noted]
@@ -89,7 +89,7 @@ def _start_helpers() -> None:
     """Helpers for the noted groups not yet sent (under ``_lock``), as many as the cap allows."""
     import subprocess
 
-    from deteval._runtime.kernel_signatures import ORDER
+    from deteval._startup.kernel_signatures import ORDER
 
     todo = sorted((g for g in _noted if g not in _sent), key=ORDER.index)
     live = [p for p in _helpers if p.poll() is None]
@@ -113,7 +113,7 @@ def _start_helpers() -> None:
 
 def helper_command() -> str:
     """``python -c`` code running :func:`helper_main` on this process's deteval."""
-    code = "from deteval._runtime.compile_ahead import helper_main; helper_main(sys.argv[1], sys.argv[2:])"
+    code = "from deteval._startup.compile_ahead import helper_main; helper_main(sys.argv[1], sys.argv[2:])"
     return in_this_deteval(code)
 
 
@@ -129,7 +129,7 @@ def in_this_deteval(code: str) -> str:
 
 
 def kernel_named(name: str):
-    """The kernel ``module.qualname`` (as :mod:`deteval._runtime.kernel_signatures` names it)."""
+    """The kernel ``module.qualname`` (as :mod:`deteval._startup.kernel_signatures` names it)."""
     import importlib
 
     module, _, qualname = name.rpartition(".")
@@ -210,7 +210,7 @@ def _wait(key: str) -> bool:
 
 
 def parse_signature(texts: tuple[str, ...]) -> tuple:
-    """A tuple of numba types from their ``repr`` (as :mod:`deteval._runtime.kernel_signatures` records them)."""
+    """A tuple of numba types from their ``repr`` (as :mod:`deteval._startup.kernel_signatures` records them)."""
     from numba.core import types
 
     names = {k: getattr(types, k) for k in dir(types) if not k.startswith("_")}
@@ -221,7 +221,7 @@ def parse_signature(texts: tuple[str, ...]) -> tuple:
 
 def helper_main(claims: str, groups: list[str]) -> None:
     """Compile the groups' kernels (each group from its end), skipping any claimed; a done file for each."""
-    from deteval._runtime.kernel_signatures import GROUPS
+    from deteval._startup.kernel_signatures import GROUPS
 
     for group in groups:
         for name, texts in reversed(GROUPS[group]):
