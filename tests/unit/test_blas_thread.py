@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from deteval._runtime import blas_thread
+from deteval._startup import blas_thread
 from deteval._startup.blas_thread import runs_command_line
 
 PY = "/usr/bin/python3"
