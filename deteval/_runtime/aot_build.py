@@ -134,6 +134,7 @@ def build(target: str, processes: int | None = None, groups: list[str] | None = 
 
     if not _pycc().platform.external_compiler_works():  # each module's glue is C: nothing to build or retry
         raise RuntimeError("no working C compiler (numba.pycc needs one)")
+    target = os.path.abspath(target)  # the children run in a scratch folder
     wanted = None if groups is None else {g.replace("-", "_") for g in groups}
     modules = [m for m, _ in _modules() if wanted is None or m in wanted]
     processes = max(1, min(processes or usable_cpus(), len(modules)))
