@@ -15,6 +15,7 @@ import dataclasses
 import json
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from deteval.evaluator import Evaluator, merge_states
 from deteval.types import Detections, GroundTruth, take_rows
 
 NO_STREAMING = r"protocol 'openimages' does not support streaming evaluation \(Evaluator, Dask\)"
-DATA = deteval.__file__.rsplit("/", 2)[0] + "/tests/data"
+DATA = str(Path(__file__).resolve().parents[2] / "data")  # tests/data, wherever deteval is installed
 
 
 # --------------------------------------------------------------------------------------
