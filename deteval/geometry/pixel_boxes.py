@@ -12,9 +12,16 @@ The arithmetic follows the references operation by operation, so IoU values
     inter = iw * ih
     union = (dw + offset) * (dh + offset) + (gw + offset) * (gh + offset) - inter
     iou = inter / union
+
+as voc_eval.py's numpy expressions give it for every box it accepts, inverted ones (``x2 < x1``)
+included: a union that goes negative gives a negative IoU (or -0.0), a union of 0 gives ``inf``
+(``nan`` where the intersection is 0 too), and a NaN anywhere (``inf - inf`` of infinite
+coordinates) propagates as through ``np.maximum``/``np.minimum``.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -22,16 +29,32 @@ from deteval.jit import njit
 
 
 @njit(cache=True, inline="always")
+def _np_maximum(a, b):  # pragma: no cover - numba
+    """``np.maximum(a, b)``: NaN if either is (Python's ``max`` would drop a NaN second argument)."""
+    if a != a or b != b:
+        return a + b
+    return a if a >= b else b
+
+
+@njit(cache=True, inline="always")
+def _np_minimum(a, b):  # pragma: no cover - numba
+    """``np.minimum(a, b)``: NaN if either is."""
+    if a != a or b != b:
+        return a + b
+    return a if a <= b else b
+
+
+@njit(cache=True, inline="always")
 def pixel_iou(d, g, offset):  # pragma: no cover - numba
-    """IoU of two boxes given as length-4 arrays; 0 when the union is not positive (degenerate boxes)."""
-    iw = min(d[2], g[2]) - max(d[0], g[0]) + offset
-    ih = min(d[3], g[3]) - max(d[1], g[1]) + offset
-    iw = max(iw, 0.0)
-    ih = max(ih, 0.0)
+    """IoU of two boxes given as length-4 arrays, as numpy computes ``inters / uni`` in voc_eval.py
+    (module docstring): negative, ``inf`` or NaN where the boxes are inverted or degenerate."""
+    # voc_eval's argument order (ground truth first): which of two equal zeros is taken is numpy's
+    iw = _np_maximum(_np_minimum(g[2], d[2]) - _np_maximum(g[0], d[0]) + offset, 0.0)
+    ih = _np_maximum(_np_minimum(g[3], d[3]) - _np_maximum(g[1], d[1]) + offset, 0.0)
     inter = iw * ih
     union = (d[2] - d[0] + offset) * (d[3] - d[1] + offset) + (g[2] - g[0] + offset) * (g[3] - g[1] + offset) - inter
-    if union <= 0.0:
-        return 0.0
+    if union == 0.0:  # numpy's float division: +-inf, or NaN for 0 / 0 (numba's would raise)
+        return math.copysign(math.inf, union) if inter > 0.0 else math.nan
     return inter / union
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deteval.errors import InputError
+from deteval.errors import InputError, accepted
 from deteval.io.voc_rows import Raw, folder_files, load_names, read_image_set
 from deteval.io.voc_text import COMP4_PATTERN, raw_comp4, raw_text
 from deteval.io.voc_xml import raw_voc_xml
@@ -60,17 +60,45 @@ __all__ = [
 ]
 
 
-def _check_boxes(boxes: np.ndarray, raw: Raw, box_format: str) -> None:
-    """x2 >= x1 and y2 >= y1 (w, h >= 0 for xywh): VOC corners are inclusive, equal corners are 1 pixel."""
+def _odd_boxes(boxes: np.ndarray, raw: Raw, box_format: str, what: str, source: str, strict: bool) -> None:
+    """Inverted boxes (``x2 < x1`` or ``y2 < y1``; a negative width or height in ``xywh``): voc_eval.py scores
+    them (clipped or degenerate detector output), so deteval does, with its arithmetic, and says so once
+    (:func:`deteval.errors.accepted`: the count, the first file and line; ``strict``: that line's error).
+
+    Corners are inclusive: ``x2 == x1`` is a box one pixel wide, not an odd one.
+    """
     if box_format == "xyxy":
         bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-        rule = "box must have x2 >= x1 and y2 >= y1"
+        rule = "box has x2 < x1 or y2 < y1"
     else:
         bad = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
-        rule = "box must have a non-negative width and height"
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(*raw.where(i), f"{rule}, got {boxes[i].tolist()}")
+        rule = "box has a negative width or height"
+    if not bad.any():
+        return
+    i = int(np.argmax(bad))
+    file, record = raw.where(i)
+    starts = [b[0] for b in raw.blocks]
+    n_files = len(np.unique(np.searchsorted(starts, np.flatnonzero(bad), side="right")))
+    files = f" ({n_files} files)" if n_files > 1 else ""
+    what = (
+        f"{what} in {source}{files} have a box with x2 < x1 or y2 < y1; scored as voc_eval.py scores them "
+        "(+1 widths and heights and the union as written, even where they go negative)"
+    )
+    accepted(file, strict, int(bad.sum()), what, record, f"{rule}, got {boxes[i].tolist()}")
+
+
+def _odd_difficult(raw: Raw, difficult: np.ndarray, source: str, strict: bool) -> None:
+    """XML ``<difficult>`` integers other than 0 and 1: voc_eval.py reads ``int(...)`` then ``astype(bool)``, so a
+    non-zero one is difficult; the reader took them so (:mod:`deteval.io.voc_xml`), this says so once."""
+    if not raw.odd_difficult:
+        return
+    row, record, value = raw.odd_difficult[0]
+    file, _ = raw.where(row)
+    what = (
+        f"ground-truth objects in {source} have a <difficult> other than 0 or 1; read as voc_eval.py reads it "
+        "(difficult when not 0)"
+    )
+    accepted(file, strict, len(raw.odd_difficult), what, record, f"<difficult> is {value!r}, not 0 or 1")
 
 
 def _check_box_format(box_format: str) -> None:
@@ -125,9 +153,12 @@ def _category_index(raw: Raw, table: IdTable, names: list[str] | None, gt_source
     return out
 
 
-def _ground_truth(raw: Raw, categories: IdTable, names, source: str, box_format: str) -> GroundTruth:
+def _ground_truth(
+    raw: Raw, categories: IdTable, names, source: str, box_format: str, strict: bool = False
+) -> GroundTruth:
     boxes, difficult = raw.arrays()
-    _check_boxes(boxes, raw, box_format)
+    _odd_boxes(boxes, raw, box_format, "ground-truth objects", source, strict)
+    _odd_difficult(raw, difficult, source, strict)
     images = IdTable(np.array(sorted(raw.images), dtype=str) if raw.images else np.array([], dtype=str))
     image, _ = images.lookup(np.array(raw.image_ids, dtype=str))
     category = _category_index(raw, categories, names, source)
@@ -173,9 +204,9 @@ def _image_index(raw: Raw, gt: GroundTruth) -> np.ndarray:
     return image
 
 
-def _detections(raw: Raw, gt: GroundTruth, names, source: str, box_format: str) -> Detections:
+def _detections(raw: Raw, gt: GroundTruth, names, source: str, box_format: str, strict: bool = False) -> Detections:
     boxes, score = raw.arrays()
-    _check_boxes(boxes, raw, box_format)
+    _odd_boxes(boxes, raw, box_format, "detections", source, strict)
     return Detections(
         image=_image_index(raw, gt),
         category=_category_index(raw, gt.categories, names, gt.source),
@@ -233,16 +264,18 @@ def load_voc_xml(
     names: str | Path | list[str] | None = None,
     image_set: str | Path | None = None,
     annotations_dir: str | Path | None = None,
+    strict: bool = False,
 ) -> GroundTruth:
     """VOC XML annotations (a folder, or an image-set list file) as :class:`GroundTruth` (``xyxy``).
 
     ``names`` (a names file or a list) fixes the categories; otherwise they are
     the class names found, sorted. ``image_set`` restricts a folder to the ids
-    it lists. Difficult objects have ``difficult=True``.
+    it lists. Difficult objects have ``difficult=True``. Input voc_eval.py scores but deteval would rather
+    not (inverted boxes, ``<difficult>`` other than 0/1) gives one warning each; ``strict``: an error.
     """
     names = _names(names)
     raw = raw_voc_xml(source, image_set, annotations_dir)
-    return _ground_truth(raw, _category_table(names, raw.labels), names, str(source), "xyxy")
+    return _ground_truth(raw, _category_table(names, raw.labels), names, str(source), "xyxy", strict)
 
 
 def load_text_gt(
@@ -250,12 +283,13 @@ def load_text_gt(
     *,
     names: str | Path | list[str] | None = None,
     box_format: str = "xyxy",
+    strict: bool = False,
 ) -> GroundTruth:
     """Per-image text ground truth (``class x1 y1 x2 y2 [difficult]``, one file per image)."""
     _check_box_format(box_format)
     names = _names(names)
     raw = raw_text(folder, "gt", box_format)
-    return _ground_truth(raw, _category_table(names, raw.labels), names, str(folder), box_format)
+    return _ground_truth(raw, _category_table(names, raw.labels), names, str(folder), box_format, strict)
 
 
 def load_text_dets(
@@ -264,6 +298,7 @@ def load_text_dets(
     *,
     names: str | Path | list[str] | None = None,
     box_format: str = "xyxy",
+    strict: bool = False,
 ) -> Detections:
     """Per-image text detections (``class score x1 y1 x2 y2``) against ``gt``'s images and categories.
 
@@ -271,12 +306,14 @@ def load_text_dets(
     classes are written as indices).
     """
     _check_box_format(box_format)
-    return _detections(raw_text(folder, "dets", box_format), gt, _names(names), str(folder), box_format)
+    return _detections(raw_text(folder, "dets", box_format), gt, _names(names), str(folder), box_format, strict)
 
 
-def load_comp4(source: str | Path, gt: GroundTruth, *, names: str | Path | list[str] | None = None) -> Detections:
+def load_comp4(
+    source: str | Path, gt: GroundTruth, *, names: str | Path | list[str] | None = None, strict: bool = False
+) -> Detections:
     """VOC comp4 results (a folder of ``<comp>_det_<set>_<class>.txt``, or one file) against ``gt``."""
-    return _detections(raw_comp4(source), gt, _names(names), str(source), "xyxy")
+    return _detections(raw_comp4(source), gt, _names(names), str(source), "xyxy", strict)
 
 
 def detect_format(path: str | Path, role: str) -> str:
@@ -319,6 +356,7 @@ def load_voc(
     names: str | Path | list[str] | None = None,
     image_set: str | Path | None = None,
     box_format: str = "xyxy",
+    strict: bool = False,
 ) -> tuple[Detections, GroundTruth]:
     """Detections and ground truth from VOC-family paths, formats detected by :func:`detect_format`.
 
@@ -326,7 +364,8 @@ def load_voc(
     class that only the detections name is evaluated as a class without
     positives. COCO JSON on either side is read with :mod:`deteval.io.coco`
     (its boxes stay ``xywh``; the VOC protocol converts them).
-    ``box_format`` applies to per-image text files.
+    ``box_format`` applies to per-image text files. ``strict``: input voc_eval.py scores with a warning
+    here (inverted boxes, odd ``<difficult>``) is an :class:`InputError` instead.
     """
     _check_box_format(box_format)
     names = _names(names)
@@ -338,15 +377,15 @@ def load_voc(
     if gt_fmt == "coco":
         from deteval.io.coco import load_coco_gt
 
-        gt_obj = load_coco_gt(str(gt))
+        gt_obj = load_coco_gt(str(gt), strict=strict)
         if dt_fmt == "coco":
             from deteval.io.coco import load_coco_results
 
-            return load_coco_results(str(dets), gt_obj), gt_obj
+            return load_coco_results(str(dets), gt_obj, strict=strict), gt_obj
         raw_dt = raw_comp4(dets) if dt_fmt == "comp4" else raw_text(dets, "dets", box_format)
         raw_dt.labels = _coco_labels(raw_dt, gt_obj, names)
         fmt = "xyxy" if dt_fmt == "comp4" else box_format
-        return _detections(raw_dt, gt_obj, None, str(dets), fmt), gt_obj
+        return _detections(raw_dt, gt_obj, None, str(dets), fmt, strict), gt_obj
     if dt_fmt == "coco":
         raise InputError(
             str(dets), None, "COCO results need COCO ground truth (their image and category ids are COCO's)"
@@ -367,5 +406,5 @@ def load_voc(
         table = _category_table(None, raw_gt.labels, [s for s in raw_dt.labels if bool(_INT.match(s)) == gt_int])
     else:
         table = _category_table(names)
-    gt_obj = _ground_truth(raw_gt, table, names, str(gt), gt_box)
-    return _detections(raw_dt, gt_obj, names, str(dets), dt_box), gt_obj
+    gt_obj = _ground_truth(raw_gt, table, names, str(gt), gt_box, strict)
+    return _detections(raw_dt, gt_obj, names, str(dets), dt_box, strict), gt_obj

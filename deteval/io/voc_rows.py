@@ -38,6 +38,7 @@ class Raw:
     extra: list = field(default_factory=list)  # float64 (n,) blocks: difficult or score
     images: list = field(default_factory=list)  # every image the source lists (ground truth)
     blocks: list = field(default_factory=list)  # (first row, file, records or None), one per file
+    odd_difficult: list = field(default_factory=list)  # (row, record, text): XML <difficult> other than 0/1
     n: int = 0
 
     def add(self, image_ids, labels, file, records, boxes, extra):

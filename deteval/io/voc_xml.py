@@ -73,7 +73,14 @@ def _parse_voc_xml(path: Path, raw: Raw, image_id: str) -> None:
         if "difficult" in obj:
             value, line = obj["difficult"]
             if value not in ("0", "1"):
-                raise InputError(str(path), f"line {line} (object {i})", f"<difficult> must be 0 or 1, got {value!r}")
+                # voc_eval.py's int(...) then astype(bool): any other integer is difficult when not 0
+                try:
+                    flag = int(value) != 0
+                except ValueError:
+                    rule = f"<difficult> must be an integer (0 or 1), got {value!r}"
+                    raise InputError(str(path), f"line {line} (object {i})", rule) from None
+                raw.odd_difficult.append((raw.n + i, f"line {line} (object {i})", value))
+                value = "1" if flag else "0"
             difficult[i] = float(value)
         labels.append(obj["name"][0])
         records.append(rec)

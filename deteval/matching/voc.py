@@ -77,7 +77,7 @@ def _match_boxes(
                     ovmax = ov
                     jmax = j
                     break
-                if ov > ovmax:  # strict: the first maximum wins
+                if j == 0 or ov > ovmax:  # strict: the first maximum wins (np.argmax: index 0 if all are -inf)
                     ovmax = ov
                     jmax = j
             _decide(d, g0, jmax, ovmax, gt_rows, gt_difficult, thrs, ge, taken, outcome, matched, best_gt, best_iou)

@@ -113,6 +113,7 @@ class VocParams:
     box_format: str = "xyxy"  # loading: boxes of per-image text files
     compat: bool = True
     iou_type: str = "bbox"
+    strict: bool = False  # loading: input voc_eval.py scores with a warning (inverted boxes ...) is an error
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,7 +156,7 @@ def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _checked(protocol: str, values: Mapping[str, Any], compat: bool) -> VocParams:
+def _checked(protocol: str, values: Mapping[str, Any], compat: bool, strict: bool = False) -> VocParams:
     return VocParams(
         protocol=protocol,
         **checked_matching(values),
@@ -165,6 +166,7 @@ def _checked(protocol: str, values: Mapping[str, Any], compat: bool) -> VocParam
         image_set=values.get("image_set"),
         box_format=_choice(values, "box_format", FILE_BOX_FORMATS),
         compat=bool(compat),
+        strict=bool(strict),
     )
 
 
@@ -237,15 +239,17 @@ class VocProtocol(Protocol):
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> VocParams:
-        # strict: VOC's readers accept nothing with a warning that could be an error instead; ignored
-        build = lambda values: _checked(self.name, values, compat)  # noqa: E731
+        build = lambda values: _checked(self.name, values, compat, strict)  # noqa: E731
         return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: VocParams) -> tuple[Detections, GroundTruth]:
         # VOC's file readers are imported when VOC loads: the CLI reads every protocol's options at start
         from deteval.io.voc_inputs import load_voc_inputs
 
-        return load_voc_inputs(preds, gt, names=params.names, image_set=params.image_set, box_format=params.box_format)
+        return load_voc_inputs(
+            preds, gt, names=params.names, image_set=params.image_set, box_format=params.box_format,
+            strict=params.strict,
+        )  # fmt: skip
 
     def match(self, preds: Detections, gt: GroundTruth, params: VocParams) -> VocMatches:
         from deteval.matching.groups import group_by_image_category
