@@ -44,7 +44,7 @@ from deteval.evaluator.state import EvaluatorState, merge_states, result_from_st
 from deteval.protocols.base import Protocol
 from deteval.protocols.streaming import StreamPart, StreamSpec
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth, IdTable, has_duplicates
+from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, take_rows
 
 __all__ = [
     "TENSOR_BOX_FORMATS",
@@ -92,6 +92,22 @@ def _dist_rank_world() -> tuple[int, int]:
 # --------------------------------------------------------------------------------------
 # the evaluator
 
+
+
+def _cut_with_unknown(dets: Detections, unknown: np.ndarray, max_dets: int, b: Batch, call: int) -> Detections:
+    """The predictions of known categories that lvis-api's ``LVISResults`` cut keeps when the ``unknown`` ones
+    count in their image's ``max_dets`` (the highest scores, ties in the order given), with one warning."""
+    from deteval.errors import warn
+    from deteval.matching.federated import top_per_group
+
+    keep = top_per_group(dets.image, dets.score, max_dets) & ~unknown
+    labels = sorted({str(v) for v in b.dt_labels[unknown].tolist()})
+    warn(
+        f"preds: update {call}: skipped {int(unknown.sum())} predictions whose label is not one of the categories "
+        f"({', '.join(labels[:10])}{' ...' if len(labels) > 10 else ''}), after they took their place in their "
+        "image's cut, as lvis-api does"
+    )
+    return take_rows(dets, keep)
 
 class Evaluator:
     """Evaluate detections batch by batch, in a training loop, over processes or machines.
@@ -358,7 +374,9 @@ class Evaluator:
         image_ids, id_mode, auto_next = self._assign_ids(b.image_ids)
         labels = np.concatenate([b.gt_labels, b.dt_labels])
         label_kind = "U" if labels.dtype.kind == "U" else ("i" if len(labels) else self._label_kind)
-        self._check_labels(b, label_kind)
+        # lvis: a prediction of a category outside the vocabulary takes its place in its image's cut, as in
+        # lvis-api's LVISResults, and is then dropped (below); other protocols refuse it
+        unknown = self._check_labels(b, label_kind, spec.federated)
         if spec.whole_vocabulary:  # every category: the federated lists index the whole table
             cats = self.categories
             cat_values, inverse = cats.ids, cats.lookup(labels)[0].astype(np.int32)
@@ -401,6 +419,8 @@ class Evaluator:
         if iou_type == "keypoints":  # a prediction's box and area: its keypoints' extent
             gt = dataclasses.replace(gt, keypoints=gt_kp, num_keypoints=gt_nkp)
             dets = dataclasses.replace(dets, area=dt_kp_area, keypoints=dt_kp)
+        if unknown is not None:
+            dets = _cut_with_unknown(dets, unknown, self.params.max_dets, b, self._calls)
         extra: dict[str, Any] = {}
         if spec.federated:
             from deteval.evaluator.lvis import federated_of_batch
@@ -515,15 +535,21 @@ class Evaluator:
                 raise InputError("image_id", f"update {self._calls}", "image ids mix integers and strings")
         return out, mode, auto_next
 
-    def _check_labels(self, b: Batch, kind: str | None) -> None:
+    def _check_labels(self, b: Batch, kind: str | None, unknown_preds: bool = False) -> np.ndarray | None:
+        """Refuse labels outside ``categories``; with ``unknown_preds``, return the mask of the predictions'
+        instead (None when there is none)."""
         if self._label_kind is not None and kind != self._label_kind:
             raise InputError("labels", f"update {self._calls}", "labels mix integers and strings across updates")
         if self.categories is None:
-            return
+            return None
+        unknown = None
         for name, labels, rows in (("preds", b.dt_labels, b.dt_image), ("target", b.gt_labels, b.gt_image)):
             if not len(labels):
                 continue
             _, found = self.categories.lookup(labels)
+            if unknown_preds and name == "preds":
+                unknown = None if found.all() else ~found
+                continue
             if not found.all():
                 row, img = first_bad(~found, rows)
                 rec = f"update {self._calls}, {name}[{img}]"
@@ -531,3 +557,4 @@ class Evaluator:
                     rec += f" (image_id={b.image_ids[img]!r})"
                 rule = f"label {labels[row].item()!r} is not one of the categories {self.categories.ids.tolist()}"
                 raise InputError(name, rec, rule)
+        return unknown

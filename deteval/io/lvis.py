@@ -13,6 +13,7 @@ id takes its last record's lists, as lvis-api's id -> record dict does.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +22,8 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_results
 from deteval.io.coco_json import ground_truth_of_json
-from deteval.io.json_source import read_json
-from deteval.types import Detections, GroundTruth, sorted_unique
+from deteval.io.json_source import python_value, read_json
+from deteval.types import Detections, GroundTruth, sorted_unique, take_rows
 
 __all__ = ["FREQUENCIES", "Federated", "LvisGroundTruth", "load_lvis_gt", "load_lvis_pair"]
 
@@ -162,10 +163,15 @@ def load_lvis_gt(source: Any, iou_type: str = "bbox", strict: bool = False) -> L
 
 
 def load_lvis_pair(
-    preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False
+    preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False, max_dets: int = -1
 ) -> tuple[Detections, LvisGroundTruth]:
     """:func:`load_lvis_gt`, then the results against it (COCO results, read as pycocotools' ``loadRes``
     reads them, which is what lvis-api's ``LVISResults`` does too); loaded containers pass through.
+
+    Results of categories not in the ground truth are dropped (with the loader's warning) after they
+    took their place in ``LVISResults``' cut to the ``max_dets`` highest-scoring results per image
+    (-1: no cut): the results of known categories that the cut would drop are dropped here
+    (:func:`_cut_with_unknown`), so the protocol's own cut, on what is left, changes nothing.
 
     A result on an image outside the ground truth is an :class:`InputError` (lvis-api asserts).
     """
@@ -176,7 +182,43 @@ def load_lvis_pair(
     if isinstance(preds, Detections):
         dets = preds
     else:
-        dets = load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dets = load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict)
+        for w in caught:  # as they were, now that the results are read
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+        # only a file with results of unknown categories is read again (the loader skipped those)
+        if max_dets >= 0 and any(_UNKNOWN_CATEGORIES in str(w.message) for w in caught):
+            dets = _cut_with_unknown(preds, dets, gt_loaded, max_dets)
     if dets.nan_scores:  # ranked last by COCO's protocols, as pycocotools' sorts put them; not shown for lvis-api
         raise InputError(dets.source, None, "a result's score is NaN: the lvis protocol needs numbers")
     return dets, gt_loaded
+
+
+_UNKNOWN_CATEGORIES = "whose category_id is not in the ground truth"  # the loader's warning
+
+
+def _cut_with_unknown(preds: Any, dets: Detections, gt: GroundTruth, max_dets: int) -> Detections:
+    """``dets`` (the results of known categories, in file order) without those that ``LVISResults``' cut
+    drops once the results of unknown categories count in their image's ``max_dets``.
+
+    lvis-api's ``limit_dets_per_image`` keeps, of an image with more than ``max_dets`` results, the first
+    ``max_dets`` of Python's stable sort by descending score (ties in file order), whatever their
+    category; the unknown ones are dropped after (its evaluation never asks for them).
+    """
+    from deteval.matching.federated import top_per_group
+
+    data, _ = read_json(preds, "results")
+    if isinstance(data, dict):  # a whole COCO dataset of detections, as the loader takes it
+        data = data.get("annotations")
+    image, found = gt.images.lookup(np.array(python_value([r["image_id"] for r in data])))
+    cats = python_value([r["category_id"] for r in data])
+    known = np.zeros(len(data), bool)
+    ints = [j for j, c in enumerate(cats) if _is_int(c)]  # other ids cannot be categories (the loader said so)
+    if ints:
+        known[ints] = gt.categories.lookup(np.array([cats[j] for j in ints], np.int64))[1]
+    if not found.all() or int(known.sum()) != len(dets):  # not the rows the loader kept: leave them to the protocol
+        return dets
+    score = np.array([float(v) for v in python_value([r["score"] for r in data])], np.float64)
+    keep = top_per_group(image, score, max_dets)[known]
+    return dets if keep.all() else take_rows(dets, keep)

@@ -20,8 +20,8 @@ there (its ``mode="challenge2021"`` also switches to boundary IoU, which deteval
 As in pycocotools, a match to a ground truth with annotation id 0 reads as unmatched (lvis-api records
 matches by id). lvis-api picks how results are read (box or mask branch) from the first result left
 after its cut, deteval from the first in the file; they differ only for a file that mixes the two.
-Results of categories not in the ground truth are dropped when loaded (with a warning), before the
-300 cut, where lvis-api counts them in an image's 300 and drops them afterwards.
+Results of categories not in the ground truth count in their image's 300, as in lvis-api, and are
+then dropped (with a warning; :func:`deteval.io.lvis.load_lvis_pair`).
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ class LvisProtocol(Protocol):
         return make_params(iou_type, preset=preset, strict=strict, fixed_ap=bool(options.get("fixed_ap")))
 
     def load(self, preds: Any, gt: Any, params: LvisParams) -> tuple[Detections, GroundTruth]:
-        return load_lvis_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
+        return load_lvis_pair(preds, gt, iou_type=params.iou_type, strict=params.strict, max_dets=params.max_dets)
 
     def match(self, preds: Detections, gt: GroundTruth, params: LvisParams) -> CocoMatches:
         return match(preds, gt, params)

@@ -22,7 +22,7 @@ import pycocotools.mask as mask_utils
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support.lvis_oracle import assert_same, fixture_files, lvis_api, run_lvis
+from support.lvis_oracle import assert_same, fixture_files, lvis_api, run_lvis, with_unknown_categories
 
 import deteval
 
@@ -155,3 +155,39 @@ def test_per_class_rows_are_lvis_api_on_that_category_alone(lvis100):
         for key, value in ev.results.items():
             if key not in ("APr", "APc", "APf"):
                 assert rows[cat][key] == value, (cat, key, rows[cat][key], value)
+
+
+# --------------------------------------------------------------------------------------------
+# results of categories not in the ground truth: counted in their image's cut, then dropped
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+def test_lvis100_unknown_categories_count_in_the_cut(lvis100, tmp_path, iou_type):
+    import json
+
+    gt = lvis100["lvis_val_100"]
+    dets = json.loads(open(lvis100[f"dets_{iou_type}"]).read())
+    mixed, n_busy = with_unknown_categories(dets, seed=7)
+    assert n_busy >= 3  # the fixture has images at the cut
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(mixed))
+    ev = run_lvis(gt, str(path), iou_type)
+    with pytest.warns(deteval.DetevalWarning, match="category_id is not in the ground truth"):
+        res = deteval.evaluate(str(path), gt, protocol="lvis", iou_type=iou_type)
+    assert_same(res, ev)
+    # in memory too (a list of records)
+    with pytest.warns(deteval.DetevalWarning, match="category_id is not in the ground truth"):
+        assert deteval.evaluate(mixed, gt, protocol="lvis", iou_type=iou_type).stats == res.stats
+    # the unknown results moved the numbers: dropped before the cut, they would not
+    plain = deteval.evaluate(lvis100[f"dets_{iou_type}"], gt, protocol="lvis", iou_type=iou_type)
+    assert plain.stats["AP"] != res.stats["AP"]
+
+
+@given(lvis_cases(), st.integers(0, 2**32 - 1))
+def test_lvis_generated_unknown_categories(case, seed):
+    (gt, dets, max_dets), iou_type = case
+    mixed, _ = with_unknown_categories(dets, seed, per_image=max_dets + 1, cut=max_dets)
+    ev = run_lvis(gt, mixed, iou_type, max_dets=max_dets)
+    with pytest.warns(deteval.DetevalWarning, match="category_id is not in the ground truth"):
+        res = deteval.evaluate(mixed, gt, protocol="lvis", iou_type=iou_type, config={"max_dets": max_dets})
+    assert_same(res, ev)

@@ -18,6 +18,7 @@ import copy
 import gzip
 import json
 import logging
+import random
 import sys
 import types
 import warnings
@@ -25,7 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATA", "assert_same", "fixture_files", "lvis100_categories", "lvis100_images", "lvis_api", "run_lvis"]
+__all__ = [
+    "DATA", "assert_same", "fixture_files", "lvis100_categories", "lvis100_images", "lvis_api", "run_lvis",
+    "with_unknown_categories",
+]  # fmt: skip
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "lvis100"
 
@@ -131,3 +135,25 @@ def lvis100_images(iou_type: str = "bbox", to=np.asarray, order_seed: int | None
 def lvis100_categories() -> list[dict]:
     """The lvis100 ground truth's category records (id, name, frequency, ...)."""
     return json.loads(gzip.decompress((DATA / "lvis_val_100.json.gz").read_bytes()))["categories"]
+
+
+def with_unknown_categories(dets: list, seed: int, per_image: int = 60, cut: int = 300) -> tuple[list, int]:
+    """``dets`` with results of categories no ground truth has (copies of an image's results, relabelled,
+    with scores drawn from that image's, ties included) put at random places, on the images at or over
+    ``cut`` (so that they push known results out of it) and on a few others; the number of images over
+    the cut once they are added."""
+    rng = random.Random(seed)
+    by_image: dict = {}
+    for d in dets:
+        by_image.setdefault(d["image_id"], []).append(d)
+    busy = [i for i, rows in by_image.items() if len(rows) + per_image > cut]
+    quiet = [i for i in by_image if i not in busy][:3]
+    out = list(dets)
+    for img in busy + quiet:
+        rows = by_image[img]
+        for _ in range(per_image if img in busy else 2):
+            d = copy.deepcopy(rng.choice(rows))
+            d["category_id"] = rng.choice([10**6, 10**6 + 1, -5])
+            d["score"] = rng.choice(rows)["score"]
+            out.insert(rng.randint(0, len(out)), d)
+    return out, len(busy)

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.lvis_oracle import assert_same, fixture_files, lvis100_categories, lvis100_images, run_lvis
+from support.lvis_oracle import (
+    assert_same,
+    fixture_files,
+    lvis100_categories,
+    lvis100_images,
+    run_lvis,
+    with_unknown_categories,
+)
 
 import deteval
 from deteval import InputError
@@ -237,10 +244,41 @@ def test_whole_float_ids_are_ids(bbox_items):
     assert a.compute().stats == b.compute().stats
 
 
-def test_labels_outside_the_categories(bbox_items):
+def test_target_labels_outside_the_categories(bbox_items):
     p, t = bbox_items[0]
     with pytest.raises(InputError, match="label 999999 is not one of the categories"):
-        _evaluator().update([dict(p, labels=np.full(len(p["labels"]), 999999))], [t])
+        _evaluator().update([p], [dict(t, labels=np.full(len(t["labels"]), 999999))])
+
+
+def test_predictions_outside_the_categories_count_in_the_cut(lvis100, tmp_path, bbox_items):
+    """Predictions of labels outside the categories take their place in their image's 300, as lvis-api's
+    LVISResults counts results of categories not in the ground truth, and are then dropped (a warning):
+    the Evaluator equals evaluate() and lvis-api on the same results as a file."""
+    import json
+
+    dets = json.loads(open(lvis100["dets_bbox"]).read())
+    mixed, n_busy = with_unknown_categories(dets, seed=3)
+    assert n_busy >= 3
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(mixed))
+    with pytest.warns(deteval.DetevalWarning):
+        ref = deteval.evaluate(str(path), lvis100["lvis_val_100"], protocol="lvis")
+    assert_same(ref, run_lvis(lvis100["lvis_val_100"], str(path)))
+    rows: dict = {}
+    for r in mixed:  # each image's results in file order
+        rows.setdefault(r["image_id"], []).append(r)
+    items = []
+    for p, t in bbox_items:
+        r = rows.get(t["image_id"], [])
+        p = {
+            "boxes": np.array([x["bbox"] for x in r], np.float64).reshape(-1, 4),
+            "scores": np.array([x["score"] for x in r], np.float64),
+            "labels": np.array([x["category_id"] for x in r], np.int64),
+        }
+        items.append((p, t))
+    with pytest.warns(deteval.DetevalWarning, match="label is not one of the categories"):
+        res = _feed(_evaluator(), items, 7).compute()
+    assert_equal_results(res, ref)
 
 
 @pytest.mark.parametrize(
