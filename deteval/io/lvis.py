@@ -206,8 +206,6 @@ def _cut_with_unknown(preds: Any, dets: Detections, gt: GroundTruth, max_dets: i
     ``max_dets`` of Python's stable sort by descending score (ties in file order), whatever their
     category; the unknown ones are dropped after (its evaluation never asks for them).
     """
-    from deteval.matching.federated import top_per_group
-
     data, _ = read_json(preds, "results")
     if isinstance(data, dict):  # a whole COCO dataset of detections, as the loader takes it
         data = data.get("annotations")
@@ -220,5 +218,10 @@ def _cut_with_unknown(preds: Any, dets: Detections, gt: GroundTruth, max_dets: i
     if not found.all() or int(known.sum()) != len(dets):  # not the rows the loader kept: leave them to the protocol
         return dets
     score = np.array([float(v) for v in python_value([r["score"] for r in data])], np.float64)
-    keep = top_per_group(image, score, max_dets)[known]
+    # each image's rows by descending score, ties in file order (lexsort is stable), the first max_dets kept
+    order = np.lexsort((-score, image))
+    ranked = image[order]
+    kept = np.empty(len(data), bool)
+    kept[order] = np.arange(len(data)) - np.searchsorted(ranked, ranked) < max_dets
+    keep = kept[known]
     return dets if keep.all() else take_rows(dets, keep)
