@@ -21,8 +21,10 @@ Rules besides the devkit's (its reader crashes or misreads where deteval names t
   never opens it); a class with no detection file or an empty one has AP 0 (the devkit crashes).
 
 A self-intersecting quadrilateral (two opposite edges cross: a bow-tie) is scored as the devkit scores
-it (its lobes with opposite signs, :mod:`deteval.geometry.quads`), with one warning naming the first
-file and line; with ``strict=True`` it is an :class:`~deteval.errors.InputError` naming them.
+it (its lobes with opposite signs, :mod:`deteval.geometry.quads`), with one ``DetevalWarning`` giving
+the count and the first file and line; with ``strict=True`` it is an :class:`~deteval.errors.InputError`
+naming them. Like the devkit, deteval scores quadrilaterals anywhere (outside the image, negative
+coordinates), of zero area, scores of any sign and size, and repeated lines, without a word.
 
 Boxes are kept as given, ``(N, 8)`` float64 with ``box_format="quad"``; ``area`` is the shoelace area.
 """
@@ -35,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deteval.errors import InputError
+from deteval.errors import InputError, accepted
 from deteval.io.voc_rows import folder_files, number_rows, read_text
 from deteval.predicates import quads_crossing
 from deteval.types import Detections, GroundTruth, IdTable
@@ -72,13 +74,8 @@ def _check_simple(quads: np.ndarray, where: list[tuple[str, int]], strict: bool)
     if line < 0:
         line = [n for n, t in _lines(Path(file)) if t][-1 - line]
     rule = "self-intersecting quadrilateral (two opposite edges cross)"
-    if strict:
-        raise InputError(file, f"line {line}", rule)
-    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-    warnings.warn(
-        f"{file}: line {line}: {rule}{more}: scored as DOTA_devkit does, its two lobes counted with opposite signs",
-        stacklevel=3,
-    )
+    what = "quadrilaterals are self-intersecting; scored as DOTA_devkit does, its two lobes counted with opposite signs"
+    accepted(file, strict, len(bad), what, f"line {line}", rule)
 
 
 def _task1_rows(path: Path) -> tuple[list[str] | None, np.ndarray]:

@@ -311,6 +311,48 @@ def test_generated_datasets_against_shapely_reference(tmp_path, data, use07):
         assert got[c] == pytest.approx(want[c], rel=0, abs=1e-12), c
 
 
+@st.composite
+def odd_datasets(draw):
+    """:func:`datasets` with what the devkit scores without a word: quadrilaterals moved out of the image
+    (negative coordinates, far beyond it), scores outside [0, 1] (still distinct), repeated lines."""
+    n_img, gt_rows, det_rows = draw(datasets())
+    shift = np.tile([draw(st.sampled_from([0.0, -45.0, 300.0])), draw(st.sampled_from([0.0, -70.0]))], 4)
+    gt_rows = [(i, q + shift, c, d) for i, q, c, d in gt_rows]
+    det_rows = [(i, s * 20.0 - 7.0, q + shift, c) for i, s, q, c in det_rows]
+    # a repeated line ties with itself: either order gives the same TP/FP sequence
+    det_rows += [r for r in det_rows if draw(st.integers(0, 3)) == 0]
+    return n_img, gt_rows, det_rows
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=odd_datasets(), use07=st.booleans())
+def test_odd_inputs_scored_as_the_devkit(tmp_path, data, use07):
+    n_img, gt_rows, det_rows = data
+    named = sorted({c for _, _, c, _ in gt_rows})
+    assume(named)
+    every = np.array([r[1] for r in gt_rows] + [r[2] for r in det_rows]).reshape(-1, 8)
+    assume(is_simple_quad(every).all())
+    want = {c: reference_ap(gt_rows, det_rows, c, use07) for c in named}
+    dets, gt = write(tmp_path, n_img, gt_rows, det_rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", deteval.DetevalWarning)  # nothing here is worth a warning
+        got = ap_by_name(deteval.evaluate(str(dets), str(gt), protocol="dota", integrator="voc11" if use07 else
+                                          "all_points"))  # fmt: skip
+    for c in named:
+        assert got[c] == pytest.approx(want[c], rel=0, abs=1e-12), c
+
+
+def test_self_intersecting_warning_counts(tmp_path):
+    bow = "10 10 20 20 20 10 10 20"  # edges (10,10)-(20,20) and (20,10)-(10,20) cross
+    dets, gt = _one_gt(tmp_path, det_line=f"im 0.9 {bow}")
+    (dets / "Task1_ship.txt").write_text(f"im 0.9 {bow}\nim 0.8 10 10 20 10 20 20 10 20\nim 0.7 {bow}\n")
+    with pytest.warns(deteval.DetevalWarning) as caught:
+        deteval.evaluate(str(dets), str(gt), protocol="dota")
+    (w,) = [str(x.message) for x in caught if "self-intersecting" in str(x.message)]
+    assert w.startswith(f"{dets / 'Task1_ship.txt'}: 2 quadrilaterals are self-intersecting;")
+    assert w.endswith("first: line 1: self-intersecting quadrilateral (two opposite edges cross)")
+
+
 def test_box_only_analyses_refuse_quadrilaterals():
     from deteval.analysis.confusion import confusion_matrix
 
