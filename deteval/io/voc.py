@@ -24,7 +24,9 @@ order; without one they are the class names seen, sorted (integer ids when every
 name is an integer). Image ids are strings (file stems, or ids from a list),
 sorted.
 
-Every error names the file, the line (or the object) and the rule broken.
+Every error names the file, the line (or the object) and the rule broken. Input ``voc_eval.py``
+scores is scored (inverted boxes, any integer ``<difficult>``), with one ``DetevalWarning`` per kind
+giving the count and the first file and line; ``strict=True`` makes that line an :class:`InputError`.
 
 The files are read into rows by :mod:`deteval.io.voc_xml` and
 :mod:`deteval.io.voc_text` (:mod:`deteval.io.voc_rows` holds the rows); this
