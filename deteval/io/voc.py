@@ -208,6 +208,7 @@ def _image_index(raw: Raw, gt: GroundTruth) -> np.ndarray:
 
 def _detections(raw: Raw, gt: GroundTruth, names, source: str, box_format: str, strict: bool = False) -> Detections:
     boxes, score = raw.arrays()
+    nan_scores = _odd_numbers(boxes, score, raw, source, strict)
     _odd_boxes(boxes, raw, box_format, "detections", source, strict)
     return Detections(
         image=_image_index(raw, gt),
@@ -217,7 +218,40 @@ def _detections(raw: Raw, gt: GroundTruth, names, source: str, box_format: str, 
         area=_area(boxes, box_format),
         box_format=box_format,
         source=source,
+        nan_scores=nan_scores,
     )
+
+
+def _odd_numbers(boxes: np.ndarray, score: np.ndarray, raw: Raw, source: str, strict: bool) -> bool:
+    """``nan`` and ``inf`` in detection files, which voc_eval.py's ``float`` reads: one warning per kind
+    (``strict``: the first line's error). Coordinates are kept (the IoU follows numpy's arithmetic: a NaN
+    one makes every overlap NaN, an FP). ``np.argsort(-confidence)`` puts a NaN score after every other:
+    it becomes -inf here (in place), the same order where no score is -inf (whether it did is returned);
+    NaN beside -inf has no such stand-in, an error."""
+
+    def say(bad: np.ndarray, what: str, rule: str) -> None:
+        i = int(np.argmax(bad))
+        file, record = raw.where(i)
+        accepted(file, strict, int(bad.sum()), f"detections in {source} {what}", record, rule(i))
+
+    if not np.isfinite(boxes).all():
+        say(~np.isfinite(boxes).all(axis=1), "have a NaN or infinite coordinate; scored as voc_eval.py scores them "
+            "(numpy's arithmetic: a NaN overlap makes the detection an FP)",
+            lambda i: f"box is not finite: {boxes[i].tolist()}")  # fmt: skip
+    inf = np.isinf(score)
+    if inf.any():
+        say(inf, "have an infinite score; ranked as a number, as in voc_eval.py", lambda i: f"score is {float(score[i])!r}")
+    nan = np.isnan(score)
+    if not nan.any():
+        return False
+    if (score == -np.inf).any():
+        i, j = int(np.argmax(nan)), int(np.argmax(score == -np.inf))
+        file, record = raw.where(i)
+        other = "{}: {}".format(*raw.where(j))
+        raise InputError(file, record, f"score is NaN, and {other} has -inf: deteval cannot rank both as voc_eval.py")
+    say(nan, "have a NaN score; ranked last, after every other, as np.argsort puts NaN", lambda i: "score is NaN")
+    score[nan] = -np.inf
+    return True
 
 
 def _coco_labels(raw: Raw, gt: GroundTruth, names: list[str] | None) -> list[str]:

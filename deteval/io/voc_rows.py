@@ -78,23 +78,28 @@ def text_lines(path: Path) -> list[tuple[int, list[str]]]:
     return [(n, s.split()) for n, s in enumerate(read_text(path).splitlines(), 1) if s.strip()]
 
 
-def number_rows(tokens: list[list[str]], path: Path, lines: list[int], what: str) -> np.ndarray:
-    """Rows of numeric tokens as float64; the first bad line is named."""
+def number_rows(tokens: list[list[str]], path: Path, lines: list[int], what: str, finite: bool = True) -> np.ndarray:
+    """Rows of numeric tokens as float64; the first bad line is named. ``finite=False`` takes ``nan`` and
+    ``inf`` as Python's ``float`` reads them (the caller says so)."""
     if not tokens:
         return np.zeros((0, len(what.split())))
     try:
         arr = np.array(tokens, dtype=np.float64)
     except ValueError:
         arr = None
-    if arr is None or not np.isfinite(arr).all():
+    if arr is None or not (not finite or np.isfinite(arr).all()):
         for row, n in zip(tokens, lines):
             for tok, name in zip(row, what.split()):
                 try:
-                    ok = np.isfinite(float(tok))
+                    value = float(tok)
+                    ok = not finite or np.isfinite(value)
                 except ValueError:
                     ok = False
                 if not ok:
-                    raise InputError(str(path), f"line {n}", f"{name} must be a finite number, got {tok!r}")
+                    rule = f"{name} must be a{' finite' if finite else ''} number, got {tok!r}"
+                    raise InputError(str(path), f"line {n}", rule)
+    if arr is None:  # numbers Python's float reads and numpy's does not ("1_000")
+        arr = np.array([[float(t) for t in row] for row in tokens], dtype=np.float64)
     return arr
 
 

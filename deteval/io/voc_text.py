@@ -21,7 +21,8 @@ def _txt_files(folder: Path) -> list[Path]:
 
 
 def _six_fields(path: Path, form: str, numeric: str) -> tuple[list[str], np.ndarray]:
-    """Lines of a token and 5 numbers: (tokens, float64 (n, 5)).
+    """Lines of a token and 5 numbers: (tokens, float64 (n, 5)); ``nan`` and ``inf`` read as Python's
+    ``float`` (voc_eval.py's) reads them, for the caller to warn about.
 
     Fast path: one ``str.split`` and numpy's C text reader; on any doubt the
     line-by-line reader finds the line to name in the error.
@@ -33,7 +34,7 @@ def _six_fields(path: Path, form: str, numeric: str) -> tuple[list[str], np.ndar
     try:
         num = np.loadtxt(io.StringIO(text), usecols=range(1, 6), dtype=np.float64, comments=None, ndmin=2)
         # every line has >= 6 fields (usecols), so 6 per line exactly when the total matches
-        ok = len(tokens) == 6 * len(num) and bool(np.isfinite(num).all())
+        ok = len(tokens) == 6 * len(num)
     except ValueError:
         ok = False
     if ok:
@@ -42,7 +43,8 @@ def _six_fields(path: Path, form: str, numeric: str) -> tuple[list[str], np.ndar
     for n, t in rows:
         if len(t) != 6:
             raise InputError(str(path), f"line {n}", f"expected '{form}', got {len(t)} fields")
-    return [t[0] for _, t in rows], number_rows([t[1:] for _, t in rows], path, [n for n, _ in rows], numeric)
+    lines = [n for n, _ in rows]
+    return [t[0] for _, t in rows], number_rows([t[1:] for _, t in rows], path, lines, numeric, finite=False)
 
 
 def raw_text(folder, role: str, box_format: str) -> Raw:

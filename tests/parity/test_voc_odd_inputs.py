@@ -5,12 +5,13 @@ wild: inverted detection boxes (``x2 < x1`` or ``y2 < y1``: clipped or degenerat
 zero width under the +1 rule (``x2 = x1 - 1``), boxes inverted so that their +1 area is the negative
 of a ground truth's (numpy's ``0 / 0``: a NaN overlap, which makes the detection an FP whatever else
 it overlaps; a ground truth's inverted "negative twin" does that to the detections equal to it), boxes
-outside the image and negative coordinates, scores outside [0, 1] on a coarse grid
-(heavy ties), duplicate lines; on the ground-truth side inverted and zero-size objects, duplicate
-objects and ``<difficult>`` values other than 0 and 1. Per class, deteval's AP equals that of the
-literal voc_eval.py oracle (:mod:`support.voc_eval_literal`) with ``==``, under both metrics and at two
-IoU thresholds, with the stable order (``ties="item"``) on both sides. The warnings (one per oddity, the
-count and the first file and line) and ``--strict`` are checked through the CLI.
+outside the image and negative coordinates, scores outside [0, 1] on a coarse grid (heavy ties),
+``nan`` and ``inf`` scores and coordinates (voc_eval.py's ``float`` reads them), duplicate lines; on
+the ground-truth side inverted and zero-size objects, duplicate objects and ``<difficult>`` values
+other than 0 and 1. Per class, deteval's AP equals that of the literal voc_eval.py oracle
+(:mod:`support.voc_eval_literal`) with ``==``, under both metrics and at two IoU thresholds, with the
+stable order (``ties="item"``) on both sides. The warnings (one per oddity, the count and the first
+file and line) and ``--strict`` are checked through the CLI.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def make_dataset(root: Path, seed: int) -> list[str]:
     (root / "dets").mkdir()
     names = [f"{i:06d}" for i in rng.sample(range(1, 999), rng.randint(3, 9))]
     lines: dict[str, list[str]] = {c: [] for c in CLASSES}
+    # what voc_eval.py's float() reads besides numbers: NaN scores (ranked last) or -inf ones, not both
+    specials = rng.choice([(), ("nan", "inf"), ("-inf", "inf")])
     for name in names:
         objects = []
         for _ in range(rng.randint(0, 5)):
@@ -101,7 +104,12 @@ def make_dataset(root: Path, seed: int) -> list[str]:
                 cls, g, _ = rng.choice(objects)
                 cls = cls if rng.random() < 0.9 else rng.choice(CLASSES)
             score = rng.choice(SCORES) if rng.random() < 0.7 else f"{rng.uniform(-2, 2):.6f}"
-            box = " ".join(f"{v:.1f}" for v in _det_box(rng, g))
+            box = [f"{v:.1f}" for v in _det_box(rng, g)]
+            if specials and rng.random() < 0.15:
+                score = rng.choice(specials)
+            if specials and rng.random() < 0.05:
+                box[rng.randrange(4)] = rng.choice(["nan", "inf", "-inf"])
+            box = " ".join(box)
             line = f"{name} {score} {box}"
             lines[cls].append(line)
             if rng.random() < 0.1:
@@ -137,7 +145,7 @@ def test_generated_odd_inputs_equal_voc_eval(tmp_path, seed):
 
 def test_the_generator_reaches_the_odd_cases(tmp_path):
     """The generated data holds every case the module names, NaN overlaps deciding detections included."""
-    seen = {"nan": 0, "inverted_dt": 0, "inverted_gt": 0, "difficult_2": 0, "outside": 0, "score_out": 0}
+    seen = dict.fromkeys(("nan", "inverted_dt", "inverted_gt", "difficult_2", "outside", "score_out", "nonfinite"), 0)
     for seed in range(40):
         root = tmp_path / str(seed)
         make_dataset(root, seed)
@@ -147,6 +155,7 @@ def test_the_generator_reaches_the_odd_cases(tmp_path):
             seen["inverted_dt"] += float(x2) < float(x1) or float(y2) < float(y1)
             seen["outside"] += min(float(x1), float(y1)) < 0 or float(x2) > 100
             seen["score_out"] += not 0 <= float(s) <= 1
+            seen["nonfinite"] += not np.isfinite([float(v) for v in (s, x1, y1, x2, y2)]).all()
         for f in (root / "ann").iterdir():
             xml = f.read_text()
             seen["difficult_2"] += xml.count("<difficult>2</difficult>")

@@ -139,8 +139,9 @@ def check(exc_info, path, where, rule):
     "text,where,rule",
     [
         ("dog 0.9 1 2 3\n", "line 1", "expected 'class score x1 y1 x2 y2', got 5 fields"),
-        ("dog 0.9 1 2 3 4\n\ndog 0.9 1 2 3 x\n", "line 3", "y2 must be a finite number, got 'x'"),
-        ("dog nan 1 2 3 4\n", "line 1", "score must be a finite number"),
+        ("dog 0.9 1 2 3 4\n\ndog 0.9 1 2 3 x\n", "line 3", "y2 must be a number, got 'x'"),
+        ("dog 0.5 1 2 3 4\ndog nan 1 2 3 4\ndog -inf 1 2 3 4\n", "line 2", "score is NaN, and "),
+        ("dog 0.9 1 2 3 4\ndog 0.9 1 2 3 0x1p3\n", "line 2", "y2 must be a number, got '0x1p3'"),
         ("horse 0.9 1 2 3 4\n", "line 1", "class 'horse' is not in the names file"),
         ("7 0.9 1 2 3 4\n", "line 1", "class index 7 is outside the names file (0..1)"),
     ],
