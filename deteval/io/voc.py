@@ -240,7 +240,8 @@ def _odd_numbers(boxes: np.ndarray, score: np.ndarray, raw: Raw, source: str, st
             lambda i: f"box is not finite: {boxes[i].tolist()}")  # fmt: skip
     inf = np.isinf(score)
     if inf.any():
-        say(inf, "have an infinite score; ranked as a number, as in voc_eval.py", lambda i: f"score is {float(score[i])!r}")
+        rule = lambda i: f"score is {float(score[i])!r}"  # noqa: E731
+        say(inf, "have an infinite score; ranked as a number, as in voc_eval.py", rule)
     nan = np.isnan(score)
     if not nan.any():
         return False

@@ -58,7 +58,6 @@ class DotaParams(VocParams):
     """A DOTA evaluation's parameters: VOC's, with the class list (None: every class the ground truth names)."""
 
     classes: tuple[str, ...] | None = None
-    strict: bool = False  # loading: a self-intersecting quadrilateral is an error, not a warning
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

@@ -17,6 +17,10 @@ IoU 0.5. Where they differ deliberately:
 * classes without positives (no non-difficult ground truth) get no AP; they
   are listed with ``no_positives: true`` and left out of the mean.
 
+Input ``voc_eval.py`` scores though deteval would rather not (inverted boxes, ``nan``/``inf`` in
+detection files, ``<difficult>`` other than 0/1) is scored with its arithmetic, with one warning per
+kind; ``strict=True`` refuses it (:mod:`deteval.io.voc`, docs/protocols.md).
+
 ``iou_test="ge"`` with ``grid="matlab"`` (for voc07) gives the MATLAB devkit's
 rules. Several IoU thresholds give per-threshold mAPs and their mean under
 ``"mAP"`` (detectron2 reports the mean over 0.50:0.95 as VOC "AP"). Several
