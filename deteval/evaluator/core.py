@@ -344,7 +344,9 @@ class Evaluator:
         InputError
             Lists of different lengths, a missing key, boxes not of shape (n, 4) (obb: (n, 5) or (n, 8)), arrays of
             different lengths within an image, NaN or infinite values, a negative width or
-            height, labels outside ``categories``, an image id given twice in the batch, or
+            height, labels outside ``categories`` (with the lvis protocol, target labels only: a prediction's
+            takes its place in its image's cut, as in lvis-api, and is then dropped with a warning), an
+            image id given twice in the batch, or
             images with and without ``image_id`` in one evaluator; with the lvis protocol, a
             ``neg_category_ids`` or ``not_exhaustive_category_ids`` that is not a flat list of
             integer ids or names an id outside ``categories``.
