@@ -71,10 +71,10 @@ def _odd_boxes(boxes: np.ndarray, raw: Raw, box_format: str, what: str, source: 
     """
     if box_format == "xyxy":
         bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-        rule = "box has x2 < x1 or y2 < y1"
+        rule, odd = "box has x2 < x1 or y2 < y1", "x2 < x1 or y2 < y1"
     else:
         bad = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
-        rule = "box has a negative width or height"
+        rule, odd = "box has a negative width or height", "a negative width or height"
     if not bad.any():
         return
     i = int(np.argmax(bad))
@@ -83,7 +83,7 @@ def _odd_boxes(boxes: np.ndarray, raw: Raw, box_format: str, what: str, source: 
     n_files = len(np.unique(np.searchsorted(starts, np.flatnonzero(bad), side="right")))
     files = f" ({n_files} files)" if n_files > 1 else ""
     what = (
-        f"{what} in {source}{files} have a box with x2 < x1 or y2 < y1; scored as voc_eval.py scores them "
+        f"{what} in {source}{files} have a box with {odd}; scored as voc_eval.py scores them "
         "(+1 widths and heights and the union as written, even where they go negative)"
     )
     accepted(file, strict, int(bad.sum()), what, record, f"{rule}, got {boxes[i].tolist()}")
