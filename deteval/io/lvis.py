@@ -187,8 +187,9 @@ def load_lvis_pair(
             dets = load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict)
         for w in caught:  # as they were, now that the results are read
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-        # only a file with results of unknown categories is read again (the loader skipped those)
-        if max_dets >= 0 and any(_UNKNOWN_CATEGORIES in str(w.message) for w in caught):
+        # only results with unknown categories are read again (the loader skipped those, with its warning)
+        skipped = isinstance(preds, list) and len(preds) != len(dets)
+        if max_dets >= 0 and (skipped or any(_UNKNOWN_CATEGORIES in str(w.message) for w in caught)):
             dets = _cut_with_unknown(preds, dets, gt_loaded, max_dets)
     if dets.nan_scores:  # ranked last by COCO's protocols, as pycocotools' sorts put them; not shown for lvis-api
         raise InputError(dets.source, None, "a result's score is NaN: the lvis protocol needs numbers")
