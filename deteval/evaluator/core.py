@@ -93,7 +93,6 @@ def _dist_rank_world() -> tuple[int, int]:
 # the evaluator
 
 
-
 def _cut_with_unknown(dets: Detections, unknown: np.ndarray, max_dets: int, b: Batch, call: int) -> Detections:
     """The predictions of known categories that lvis-api's ``LVISResults`` cut keeps when the ``unknown`` ones
     count in their image's ``max_dets`` (the highest scores, ties in the order given), with one warning."""
@@ -108,6 +107,7 @@ def _cut_with_unknown(dets: Detections, unknown: np.ndarray, max_dets: int, b: B
         "image's cut, as lvis-api does"
     )
     return take_rows(dets, keep)
+
 
 class Evaluator:
     """Evaluate detections batch by batch, in a training loop, over processes or machines.
