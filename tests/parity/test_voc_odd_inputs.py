@@ -16,12 +16,14 @@ file and line) and ``--strict`` are checked through the CLI.
 
 from __future__ import annotations
 
+import json
 import random
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA_DIR
 from support.voc_eval_literal import parse_rec, voc_eval
 
 import deteval
@@ -119,6 +121,19 @@ def make_dataset(root: Path, seed: int) -> list[str]:
             lines[cls].append(f"{names[0]} 0.100000 1.0 1.0 5.0 5.0")
         (root / "dets" / f"comp4_det_test_{cls}.txt").write_text("\n".join(lines[cls]) + "\n")
     return names
+
+
+def test_the_oracle_reproduces_stored_voc_eval_output():
+    """The oracle itself: on voc100 (comp4 files, Annotations XML), its per-class AP equals what voc_eval.py
+    gave (tests/data/voc100_native/reference), ``==`` for all 20 classes, both metrics, IoU 0.5 and 0.75."""
+    voc = DATA_DIR / "voc100_native"
+    ref = json.loads((voc / "reference" / "voc_eval_reference.json").read_text())
+    names = (voc / "reference" / "imageset.txt").read_text().split()
+    for key, thr, use_07 in (("iou0.5_voc07_11pt", 0.5, True), ("iou0.5_voc10_allpt", 0.5, False),
+                             ("iou0.75_voc07_11pt", 0.75, True), ("iou0.75_voc10_allpt", 0.75, False)):  # fmt: skip
+        for cls, want in ref[key]["per_class_AP"].items():
+            f = voc / "reference" / "comp4_det_files" / f"comp4_det_test_{cls}.txt"
+            assert voc_eval(f, voc / "gt_xml", names, cls, thr, use_07) == want, (key, cls)
 
 
 @pytest.mark.parametrize("seed", range(40))
