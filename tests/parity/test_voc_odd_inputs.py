@@ -287,3 +287,29 @@ def test_nan_and_negative_overlaps_are_numpy_s():
     iou = iou_matrix(d, g)
     assert np.isnan(iou[0, 0]) and iou[0, 1] == 0.0
     assert iou[0, 2] == 0.0 and np.signbit(iou[0, 2])  # union -15 + 4 = -11: 0 / -11
+
+
+def test_non_finite_numbers_warn_once_per_kind(tmp_path, capsys):
+    ann = tmp_path / "ann"
+    ann.mkdir()
+    (ann / "im1.xml").write_text(_xml([("cat", [1, 1, 20, 20], "0")]))
+    dets = tmp_path / "dets"
+    dets.mkdir()
+    f = dets / "comp4_det_test_cat.txt"
+    f.write_text("im1 nan 1 1 20 20\nim1 0.5 1 1 20 inf\nim1 inf 1 1 20 20\nim1 nan 1 1 20 20\n")
+    assert main(["--protocol", "voc10", str(dets), str(ann)]) == 0
+    err = [m[len("deteval: warning: ") :] for m in capsys.readouterr().err.strip().splitlines()]
+    assert len(err) == 3, err
+    assert f"{f}: 1 detections in {dets} have a NaN or infinite coordinate;" in err[0]
+    assert err[0].endswith("first: line 2: box is not finite: [1.0, 1.0, 20.0, inf]")
+    assert err[1].startswith(f"{f}: 1 detections in {dets} have an infinite score;")
+    assert err[1].endswith("first: line 3: score is inf")
+    assert err[2].startswith(f"{f}: 2 detections in {dets} have a NaN score; ranked last")
+    assert err[2].endswith("first: line 1: score is NaN")
+    # the inf score first takes the ground truth, the NaN ones rank last: AP as voc_eval.py gives it
+    with pytest.warns(DetevalWarning):
+        res = deteval.evaluate(dets, ann, protocol="voc10", ties="item")
+    assert res.per_class[0]["AP"] == voc_eval(f, ann, ["im1"], "cat") == 1.0
+    assert main(["--protocol", "voc10", "--strict", str(dets), str(ann)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{f}: line 2: box is not finite" in err[0], err
