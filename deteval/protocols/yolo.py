@@ -1,0 +1,267 @@
+"""ultralytics 8.4.190's detection metrics (``yolo val``'s P, R, mAP50, mAP50-95), reproduced.
+
+Inputs: YOLO label and prediction folders (:mod:`deteval.io.yolo`; ``image_sizes`` gives pixels, else the
+normalised boxes are compared), or containers (boxes of any format, class indices as categories).
+"The same boxes" as ultralytics: the float64 corners :mod:`deteval.io.yolo` computes, rounded to float32 by
+the IoU as ``box_iou``'s ``.float()`` does, and the confidences rounded to float32 (the tensors' dtype).
+
+* IoU: ``box_iou`` in float32 (:mod:`deteval.geometry.float32_boxes`); thresholds ``torch.linspace(0.5,
+  0.95, 10)`` in float32 (:data:`IOU_THRS`), compared with ``>=``;
+* matching: 8.4's ``match_predictions`` (:mod:`deteval.matching.yolo`), per threshold, predictions in
+  descending confidence per image;
+* every prediction counts (no max_det); predictions of classes without labels are ignored; predictions on
+  images without labels are false positives; a labelled class without predictions scores 0 and counts;
+* AP, P, R: ``ap_per_class`` (:mod:`deteval.accumulation.yolo_ap`); stats ``P``, ``R``, ``mAP50``, ``mAP50-95``
+  are ``DetMetrics.mean_results()``, one per-class row per class with labels (``class_result(i)``).
+
+Ranking: ultralytics sorts with ``np.argsort(-conf)`` (numpy's default sort, not stable: equal confidences
+come out in an order that depends on numpy and the CPU); deteval ranks equal confidences in input order (by
+image stem, then line), so results with tied confidences in a class may differ from ultralytics' in the last
+digits, as ultralytics' own may differ between machines.
+
+``compare_coco`` (``--compare-coco``) also evaluates the same files as pycocotools would on their COCO
+conversion (the coco protocol; needs ``image_sizes``) and prints both, with what separates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.protocols import presets
+from deteval.protocols.base import Option, Protocol
+from deteval.result import EvalResult, Outcomes
+from deteval.text import display_width, pad, printable
+from deteval.types import Detections, GroundTruth
+
+PRESET_KEYS = ("image_sizes", "names", "compare_coco")
+# torch.linspace(0.5, 0.95, 10) in float32: equal to numpy's float64 grid rounded to float32 (the parity test checks)
+IOU_THRS = np.linspace(0.5, 0.95, 10).astype(np.float32)
+# ground truth loaded from YOLO folders -> what was read (deteval.io.yolo.YoloSet), for compare_coco
+_SOURCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class YoloParams:
+    """The YOLO protocol's parameters: what loading reads, and whether to add COCO's figures."""
+
+    image_sizes: Any = None  # loading: {"<stem>": [width, height]} file or mapping; None: normalised boxes
+    names: Any = None  # loading: names file, data.yaml, or list
+    compare_coco: bool = False
+    compat: bool = True
+    iou_type: str = "bbox"
+    protocol: str = "yolo"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "reference": "ultralytics 8.4.190 DetMetrics (match_predictions, ap_per_class)",
+            "iou_thresholds": [float(t) for t in IOU_THRS],
+            "iou": "box_iou in float32, eps 1e-7",
+            "boxes": "pixels (image_sizes)" if self.image_sizes is not None else "normalised",
+            "ties": "equal confidences in input order (ultralytics: np.argsort(-conf))",
+        }
+
+
+@dataclass(eq=False)
+class YoloResult(EvalResult):
+    """ultralytics' figures: ``stats`` (mean_results), ``per_class`` (class_result rows), and the arrays."""
+
+    ARRAYS: ClassVar[tuple[str, ...]] = ("ap", "p", "r", "f1", "classes", "p_curve", "r_curve", "f1_curve")
+
+    ap: np.ndarray = field(default=None, repr=False)  # float64 (C, 10)
+    p: np.ndarray = field(default=None, repr=False)  # float64 (C,)
+    r: np.ndarray = field(default=None, repr=False)
+    f1: np.ndarray = field(default=None, repr=False)
+    classes: np.ndarray = field(default=None, repr=False)  # int64 (C,), class indices with labels
+    p_curve: np.ndarray = field(default=None, repr=False)  # float64 (C, 1000)
+    r_curve: np.ndarray = field(default=None, repr=False)
+    f1_curve: np.ndarray = field(default=None, repr=False)
+    coco: EvalResult | None = field(default=None, repr=False)  # compare_coco: the coco protocol's result
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.coco is not None:
+            out["coco"] = {"stats": dict(self.coco.stats)}
+        return out
+
+
+def _checked(values: Mapping[str, Any], compat: bool) -> YoloParams:
+    sizes, names = values.get("image_sizes"), values.get("names")
+    return YoloParams(
+        image_sizes=None if sizes in (None, "") else sizes,
+        names=None if names in (None, "") else names,
+        compare_coco=bool(values.get("compare_coco", False)),
+        compat=bool(compat),
+    )
+
+
+class YoloProtocol(Protocol):
+    """ultralytics' ``DetMetrics`` on YOLO folders or containers."""
+
+    name = "yolo"
+    title = "yolo protocol (ultralytics 8.4.190 detection metrics: P, R, mAP50, mAP50-95)"
+    iou_types = ("bbox",)
+    preset_name = "yolo"
+    options = (
+        Option("image_sizes", "--image-sizes", 'YOLO folders: {"<stem>": [width, height]} JSON, to compare boxes '
+               "in pixels (default: normalised)", metavar="SIZES.json"),
+        Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
+        Option("compare_coco", "--compare-coco", "also COCO's figures on the same files (needs --image-sizes), "
+               "side by side", "switch", value=True),
+    )  # fmt: skip
+
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> YoloParams:
+        build = lambda values: _checked(values, compat)  # noqa: E731
+        params = presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
+        if params.compare_coco and params.image_sizes is None:
+            raise InputError("compare_coco", None, "COCO's area ranges are in pixels: give image_sizes (--image-sizes)")
+        return params
+
+    def load(self, preds: Any, gt: Any, params: YoloParams) -> tuple[Detections, GroundTruth]:
+        if isinstance(gt, GroundTruth):
+            if not isinstance(preds, Detections):
+                raise InputError("preds", None, "with the ground truth as a container, give the detections as one too")
+            return preds, gt
+        from deteval.io.yolo import is_yolo_folder, read_yolo, yolo_containers
+
+        if not is_yolo_folder(gt):
+            raise InputError(str(gt), None, "the yolo protocol reads a YOLO label folder (or containers)")
+        ys = read_yolo(preds, gt, params.image_sizes, params.names)
+        dets, truth = yolo_containers(ys)
+        if params.compare_coco:
+            _SOURCES[truth] = ys  # COCO's boxes are computed from the files' numbers, not from the corners
+        return dets, truth
+
+    def match(self, preds: Detections, gt: GroundTruth, params: YoloParams) -> dict[str, Any]:
+        from deteval.matching.groups import group_by_image_category
+        from deteval.matching.yolo import match_yolo
+
+        dt = preds
+        if len(dt) and (dt.image.max() >= len(gt.images) or dt.category.max() >= len(gt.categories)):
+            raise InputError(dt.source, None, "detections index images or categories outside the ground truth's tables")
+        conf32 = dt.score.astype(np.float32)
+        # groups rank by the float32 confidences (held as float64, exactly): their ties are ultralytics'
+        ranked = dataclasses.replace(dt, score=conf32.astype(np.float64))
+        groups = group_by_image_category(gt, ranked, use_cats=True, max_det=None)
+        correct = match_yolo(_corners(gt), _corners(dt), groups, IOU_THRS)
+        return {"correct": correct, "conf": conf32, "category": dt.category, "image": dt.image}
+
+    def reduce(self, matches: dict[str, Any], gt: GroundTruth, params: YoloParams) -> YoloResult:
+        from deteval.accumulation.yolo_ap import mean_results, yolo_ap_per_class
+
+        res = yolo_ap_per_class(matches["correct"], matches["conf"], matches["category"], gt.category)
+        cats = gt.categories
+        per_class = [
+            {"category_id": cats.id_of(int(k)), "name": cats.name_of(int(k)), "P": float(res.p[i]),
+             "R": float(res.r[i]), "AP50": float(res.ap[i, 0]), "AP50-95": float(res.ap[i].mean()),
+             "labels": int(res.n_labels[i])}
+            for i, k in enumerate(res.classes)
+        ]  # fmt: skip
+        n_cat = len(cats)
+        npos = np.bincount(gt.category, minlength=n_cat).astype(np.int64)
+        outcomes = Outcomes(
+            category=np.asarray(matches["category"], np.int32),
+            image=np.asarray(matches["image"], np.int32),
+            score=matches["conf"].astype(np.float64),
+            state=matches["correct"].astype(np.int8)[:, None, :],
+            npos=npos[:, None],
+            iou_thrs=IOU_THRS.astype(np.float64),
+            area_labels=("all",),
+            category_ids=cats.ids,
+            category_names=tuple(cats.name_of(k) for k in range(n_cat)),
+        )
+        return YoloResult(
+            protocol="yolo", iou_type="bbox", stats=mean_results(res), per_class=per_class, params=params.to_dict(),
+            outcomes=outcomes, ap=res.ap, p=res.p, r=res.r, f1=res.f1, classes=res.classes,
+            p_curve=res.p_curve, r_curve=res.r_curve, f1_curve=res.f1_curve,
+        )  # fmt: skip
+
+    def evaluate_loaded(self, preds: Detections, gt: GroundTruth, params: YoloParams) -> EvalResult:
+        result = self.reduce(self.match(preds, gt, params), gt, params)
+        if params.compare_coco:
+            result.coco = _coco_of(preds, gt)
+        result.summary_lines = self.summarize(result, params)
+        return result
+
+    def summarize(self, result: YoloResult, params: YoloParams) -> list[str]:
+        s = result.stats
+        lines = [
+            "yolo: ultralytics 8.4.190 metrics; IoU 0.50:0.95 (float32), P and R at the best smoothed mean F1",
+            f"{'class':<20}  {'labels':>7}  {'P':>7}  {'R':>7}  {'mAP50':>7}  {'mAP50-95':>8}",
+            f"{'all':<20}  {sum(r['labels'] for r in result.per_class):>7}  {s['P']:7.3f}  {s['R']:7.3f}  "
+            f"{s['mAP50']:7.3f}  {s['mAP50-95']:8.3f}",
+        ]
+        width = max([20] + [display_width(printable(r["name"])) for r in result.per_class])
+        lines[1] = lines[1].replace(f"{'class':<20}", f"{'class':<{width}}")
+        lines[2] = lines[2].replace(f"{'all':<20}", f"{'all':<{width}}")
+        for r in result.per_class:
+            lines.append(
+                f"{pad(printable(r['name']), width)}  {r['labels']:>7}  {r['P']:7.3f}  {r['R']:7.3f}  "
+                f"{r['AP50']:7.3f}  {r['AP50-95']:8.3f}"
+            )
+        if result.coco is not None:
+            lines += side_by_side(result, result.coco)
+        return lines
+
+
+def _corners(rows: GroundTruth | Detections) -> np.ndarray:
+    b = np.asarray(rows.boxes, np.float64).reshape(-1, 4)
+    if rows.box_format == "xyxy":
+        return b
+    if rows.box_format == "xywh":
+        return np.stack([b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]], axis=1)
+    raise InputError(rows.source, None, f"the yolo protocol compares boxes (xyxy or xywh), not {rows.box_format!r}")
+
+
+def _coco_of(preds: Detections, gt: GroundTruth) -> EvalResult:
+    """The coco protocol on the same inputs: the files' COCO conversion (:func:`deteval.io.yolo.coco_records`)
+    where they were read from YOLO folders, else the containers' boxes as ``[x1, y1, x2 - x1, y2 - y1]``."""
+    from deteval import protocols
+
+    coco = protocols.get("coco")
+    source = _SOURCES.get(gt)
+    if source is not None:
+        from deteval.io.yolo import coco_records
+
+        return coco.evaluate(*coco_records(source))
+    if gt.images.width is None and gt.box_format == "xyxy" and len(gt) and float(np.max(gt.boxes)) <= 1.0:
+        raise InputError("compare_coco", None, "COCO's area ranges are in pixels: give pixel boxes (or image_sizes)")
+    xywh = lambda b: np.stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)  # noqa: E731
+    g = _corners(gt)
+    d = _corners(preds)
+    gt_c = dataclasses.replace(gt, boxes=xywh(g), box_format="xywh")
+    dt_c = dataclasses.replace(preds, boxes=xywh(d), box_format="xywh", area=(d[:, 2] - d[:, 0]) * (d[:, 3] - d[:, 1]))
+    return coco.evaluate(dt_c, gt_c)
+
+
+def side_by_side(result: YoloResult, coco: EvalResult) -> list[str]:
+    """Both protocols' headline figures, and what separates them on these files."""
+    s, c = result.stats, coco.stats
+    ap, ap50 = c.get("AP", float("nan")), c.get("AP50", float("nan"))
+    return [
+        "",
+        f"{'':<24}{'ultralytics':>12}{'COCO':>12}",
+        f"{'mAP50-95 / AP':<24}{s['mAP50-95']:12.4f}{ap:12.4f}",
+        f"{'mAP50 / AP50':<24}{s['mAP50']:12.4f}{ap50:12.4f}",
+        "what separates them on these files:",
+        "  AP: ultralytics integrates a 101-point interpolated curve by the trapezoid rule (np.trapezoid);",
+        "      COCO sums the 101 recall points' precision (a step sum, / 101);",
+        "  detections: ultralytics counts every prediction; COCO keeps the 100 best per image (maxDets);",
+        "  ultralytics has no crowd or ignore regions and no area ranges; COCO's AP small/medium/large are",
+        f"      {c.get('APs', float('nan')):.4f} / {c.get('APm', float('nan')):.4f} / "
+        f"{c.get('APl', float('nan')):.4f};",
+        "  ultralytics computes IoU in float32 (eps 1e-7) and ranks confidences as float32; COCO in float64;",
+        "  ultralytics' P and R are read at the confidence of the best smoothed mean F1; COCO reports none.",
+    ]
+
+
+YOLO = YoloProtocol()
