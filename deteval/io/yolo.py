@@ -431,6 +431,85 @@ def _number(v: float) -> int | float:
     return int(v) if float(v).is_integer() else float(v)
 
 
+def yolo_files_of_coco(gt_path: Any, label_dir: Any, results_path: Any = None, pred_dir: Any = None) -> None:
+    """Write a COCO instances file as a YOLO label folder (and a results file as a prediction folder).
+
+    One ``<stem>.txt`` per image (the stem of its ``file_name``), lines ``class cx cy w h`` with
+    ``cx = (x + w/2) / W``, ``cy = (y + h/2) / H``, ``w / W``, ``h / H`` in float64 (``repr``), the class the
+    category's index among the sorted category ids; crowd annotations are left out. The names (one per line,
+    by class index) go to ``<label_dir>.names.txt``, the sizes to ``<label_dir>.sizes.json``.
+    """
+    gt = _json_file(gt_path)
+    images = gt.get("images") if isinstance(gt, dict) else None
+    if not isinstance(images, list):
+        raise InputError(str(gt_path), None, "a COCO instances file needs an 'images' list")
+    stem_of, sizes = {}, {}
+    for k, img in enumerate(images):
+        try:
+            stem, W, H = Path(str(img["file_name"])).stem, float(img["width"]), float(img["height"])
+        except (KeyError, TypeError, ValueError):
+            rule = "YOLO needs each image's file_name, width and height"
+            raise InputError(str(gt_path), f"images[{k}]", rule) from None
+        if stem in sizes:
+            raise InputError(str(gt_path), f"images[{k}]", f"file name stem {stem!r} repeats: one label file per image")
+        if not (W > 0 and H > 0):
+            raise InputError(str(gt_path), f"images[{k}]", "width and height must be > 0")
+        stem_of[img["id"]] = stem
+        sizes[stem] = [_number(W), _number(H)]
+    cats = sorted(c["id"] for c in gt.get("categories", []))
+    index = {c: i for i, c in enumerate(cats)}
+    names = {c["id"]: str(c.get("name", c["id"])) for c in gt.get("categories", [])}
+    lines: dict[str, list[str]] = {s: [] for s in sizes}
+    for k, a in enumerate(gt.get("annotations", [])):
+        if a.get("iscrowd", 0):
+            continue
+        lines[_stem(stem_of, a, gt_path, "annotations", k)].append(_yolo_line(a, index, sizes, stem_of, gt_path, k))
+    out = Path(label_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for stem, rows in lines.items():
+        (out / f"{stem}.txt").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+    Path(f"{out}.names.txt").write_text("".join(names[c] + "\n" for c in cats), encoding="utf-8")
+    Path(f"{out}.sizes.json").write_text(json.dumps(sizes) + "\n", encoding="utf-8")
+    if results_path is None:
+        return
+    results = _json_file(results_path)
+    if not isinstance(results, list):
+        raise InputError(str(results_path), None, "a COCO results file is a list of detections")
+    preds: dict[str, list[str]] = {}
+    for k, r in enumerate(results):
+        stem = _stem(stem_of, r, results_path, "results", k)
+        line = _yolo_line(r, index, sizes, stem_of, results_path, k)
+        preds.setdefault(stem, []).append(f"{line} {float(r['score'])!r}")
+    pdir = Path(pred_dir)
+    pdir.mkdir(parents=True, exist_ok=True)
+    for stem, rows in preds.items():
+        (pdir / f"{stem}.txt").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+
+
+def _json_file(path: Any) -> Any:
+    try:
+        return json.loads(read_text(Path(path)))
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), None, f"not valid JSON: {exc}") from None
+
+
+def _stem(stem_of: dict, rec: dict, source: Any, what: str, k: int) -> str:
+    try:
+        return stem_of[rec["image_id"]]
+    except (KeyError, TypeError):
+        raise InputError(str(source), f"{what}[{k}]", "image_id names no image of the ground truth") from None
+
+
+def _yolo_line(rec: dict, index: dict, sizes: dict, stem_of: dict, source: Any, k: int) -> str:
+    try:
+        c = index[rec["category_id"]]
+        x, y, w, h = (float(v) for v in rec["bbox"])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(str(source), f"[{k}]", "needs a known category_id and a bbox [x, y, w, h]") from None
+    W, H = (float(v) for v in sizes[stem_of[rec["image_id"]]])
+    return f"{c} {(x + w / 2) / W!r} {(y + h / 2) / H!r} {w / W!r} {h / H!r}"
+
+
 def load_yolo(preds: Any, labels: Any, image_sizes: Any = None, names: Any = None) -> tuple[Detections, GroundTruth]:
     """:func:`read_yolo` then :func:`yolo_containers`."""
     return yolo_containers(read_yolo(preds, labels, image_sizes, names))

@@ -50,6 +50,7 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 os.environ.setdefault("YOLO_CONFIG_DIR", tempfile.mkdtemp(prefix="ultralytics-config-"))
 _torchvision_stand_in()
 pytest.importorskip("ultralytics", reason="ultralytics is the reference of the yolo protocol")
+from support.yolo_folders import generate, write_rows  # noqa: E402
 from ultralytics.models.yolo.detect.val import DetectionValidator  # noqa: E402
 from ultralytics.utils.metrics import DetMetrics, box_iou  # noqa: E402
 
@@ -111,69 +112,6 @@ def assert_parity(preds: Path, labels: Path, sizes: Path | None, names=None) -> 
 # ---------------------------------------------------------------- generated folders
 
 
-def _write(folder: Path, stem: str, rows: list[tuple]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    text = "".join(" ".join(_fmt(v) for v in row) + "\n" for row in rows)
-    (folder / f"{stem}.txt").write_text(text)
-
-
-def _fmt(v) -> str:
-    return str(int(v)) if isinstance(v, (int, np.integer)) else repr(float(v))
-
-
-def generate(root: Path, seed: int, n_images: int = 40, with_sizes: bool = True) -> tuple[Path, Path, Path | None]:
-    """Folders of every case the issue lists (module docstring of deteval.io.yolo for the formats)."""
-    rng = np.random.default_rng(seed)
-    labels, preds = root / "labels", root / "preds"
-    labels.mkdir(parents=True)
-    preds.mkdir(parents=True)
-    n_cls = int(rng.integers(1, 81))
-    classes = np.sort(rng.choice(80, size=n_cls, replace=False))  # up to 80 classes with gaps
-    confs = iter(rng.permutation(np.arange(1, 999_999))[: 100_000] / 1e6)  # distinct in float32 too
-    sizes = {}
-    for i in range(n_images):
-        stem = f"img{i:04d}"
-        sizes[stem] = [int(rng.integers(8, 2000)), int(rng.integers(8, 2000))]  # non-square
-        kind = rng.random()
-        if kind < 0.1:
-            _write(labels, stem, [])  # an image without objects
-            lab = []
-        else:
-            lab = []
-            for _ in range(int(rng.integers(1, 12))):
-                c = int(rng.choice(classes))
-                w, h = rng.uniform(1e-4, 0.6, 2) if rng.random() > 0.1 else rng.uniform(1e-5, 1e-3, 2)  # tiny
-                cx, cy = rng.uniform(w / 2, 1 - w / 2), rng.uniform(h / 2, 1 - h / 2)
-                if rng.random() < 0.15:  # on the border
-                    cx = w / 2
-                lab.append((c, cx, cy, w, h))
-            _write(labels, stem, lab)
-        r = rng.random()
-        if r < 0.1:
-            continue  # a missing prediction file
-        if r < 0.15:
-            _write(preds, stem, [])  # an empty one
-            continue
-        pr = []
-        for c, cx, cy, w, h in lab:
-            for _ in range(int(rng.integers(0, 4))):
-                jit = rng.normal(0, 0.1, 4) * np.array([w, h, w, h])
-                pc = c if rng.random() > 0.1 else int(rng.integers(0, 90))  # a class without labels, sometimes
-                box = np.clip([cx + jit[0], cy + jit[1], abs(w + jit[2]), abs(h + jit[3])], 0, 1)
-                pr.append((pc, *box, next(confs)))
-        n_bg = int(rng.integers(0, 400)) if rng.random() < 0.1 else int(rng.integers(0, 6))  # > 300 sometimes
-        for _ in range(n_bg):
-            w, h = rng.uniform(1e-3, 0.5, 2)
-            pr.append((int(rng.choice(classes)), rng.uniform(0, 1), rng.uniform(0, 1), w, h, next(confs)))
-        rng.shuffle(pr)  # files need not be sorted by confidence
-        _write(preds, stem, pr)
-    if not with_sizes:
-        return preds, labels, None
-    path = root / "sizes.json"
-    path.write_text(json.dumps(sizes))
-    return preds, labels, path
-
-
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("with_sizes", [True, False])
 def test_generated_folders(tmp_path: Path, seed: int, with_sizes: bool) -> None:
@@ -201,10 +139,10 @@ def test_box_iou_is_ultralytics(tmp_path: Path) -> None:
 
 def _case(tmp_path: Path, labels: dict, preds: dict, sizes: dict | None) -> tuple[Path, Path, Path | None]:
     for stem, rows in labels.items():
-        _write(tmp_path / "labels", stem, rows)
+        write_rows(tmp_path / "labels", stem, rows)
     (tmp_path / "preds").mkdir(exist_ok=True)
     for stem, rows in preds.items():
-        _write(tmp_path / "preds", stem, rows)
+        write_rows(tmp_path / "preds", stem, rows)
     if sizes is None:
         return tmp_path / "preds", tmp_path / "labels", None
     (tmp_path / "sizes.json").write_text(json.dumps(sizes))
