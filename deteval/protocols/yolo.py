@@ -36,9 +36,10 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult, Outcomes
 from deteval.text import display_width, pad, printable
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
 
 PRESET_KEYS = ("image_sizes", "names", "compare_coco")
 # torch.linspace(0.5, 0.95, 10) in float32: equal to numpy's float64 grid rounded to float32 (the parity test checks)
@@ -153,13 +154,16 @@ class YoloProtocol(Protocol):
         ranked = dataclasses.replace(dt, score=conf32.astype(np.float64))
         groups = group_by_image_category(gt, ranked, use_cats=True, max_det=None)
         correct = match_yolo(_corners(gt), _corners(dt), groups, IOU_THRS)
-        return {"correct": correct, "conf": conf32, "category": dt.category, "image": dt.image}
+        npos = np.bincount(gt.category, minlength=len(gt.categories)).astype(np.int64)
+        return {"correct": correct, "conf": conf32, "category": dt.category, "image": dt.image, "npos": npos}
 
     def reduce(self, matches: dict[str, Any], gt: GroundTruth, params: YoloParams) -> YoloResult:
         from deteval.accumulation.yolo_ap import mean_results, yolo_ap_per_class
 
-        res = yolo_ap_per_class(matches["correct"], matches["conf"], matches["category"], gt.category)
         cats = gt.categories
+        npos = matches["npos"]
+        target = np.repeat(np.arange(len(cats)), npos)  # each label's class (dense indices keep the ids' order)
+        res = yolo_ap_per_class(matches["correct"], matches["conf"], matches["category"], target)
         per_class = [
             {"category_id": cats.id_of(int(k)), "name": cats.name_of(int(k)), "P": float(res.p[i]),
              "R": float(res.r[i]), "AP50": float(res.ap[i, 0]), "AP50-95": float(res.ap[i].mean()),
@@ -167,7 +171,6 @@ class YoloProtocol(Protocol):
             for i, k in enumerate(res.classes)
         ]  # fmt: skip
         n_cat = len(cats)
-        npos = np.bincount(gt.category, minlength=n_cat).astype(np.int64)
         outcomes = Outcomes(
             category=np.asarray(matches["category"], np.int32),
             image=np.asarray(matches["image"], np.int32),
@@ -189,6 +192,52 @@ class YoloProtocol(Protocol):
         result = self.reduce(self.match(preds, gt, params), gt, params)
         if params.compare_coco:
             result.coco = _coco_of(preds, gt)
+        result.summary_lines = self.summarize(result, params)
+        return result
+
+    # ---- streaming (deteval.evaluator, deteval.evaluator.dask): a prediction's row depends on its image only;
+    # the result ranks rows image by image (images ascending by id), each image's rows as given, as evaluate()
+    # ranks the predictions of a folder (stems sorted, lines in file order)
+
+    stream_spec = StreamSpec(formats={"bbox": {"xyxy": "xyxy", "xywh": "xywh", "cxcywh": "xywh"}}, target_flags=())
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> YoloParams:
+        for name in options:
+            raise InputError(name, None, "the yolo protocol's Evaluator takes no options (boxes and class indices)")
+        return self.params(iou_type, compat=compat)
+
+    def stream_shape(self, params: YoloParams) -> tuple[int, int, int, int]:
+        return 1, len(IOU_THRS), 1, 0
+
+    def stream_match(self, preds: Detections, gt: GroundTruth, params: YoloParams, extra: Mapping) -> StreamPart:
+        m = self.match(preds, gt, params)
+        order = np.argsort(preds.image, kind="stable")  # the row of each prediction among its image's rows
+        first = np.searchsorted(preds.image[order], preds.image[order])
+        rank = np.empty(len(preds), np.int32)
+        rank[order] = np.arange(len(preds)) - first
+        return StreamPart(
+            det_image=np.asarray(preds.image, np.int32),
+            det_category=np.asarray(preds.category, np.int32),
+            det_rank=rank,
+            det_score=preds.score.astype(np.float64),
+            det_state=m["correct"].astype(np.int8)[:, None, :],
+            npig=m["npos"][:, None],
+            ndet=np.bincount(preds.category, minlength=len(gt.categories)).astype(np.int64),
+        )
+
+    def stream_result(self, rows: StreamRows, categories: IdTable, params: YoloParams, extra: Mapping) -> YoloResult:
+        order = np.lexsort((rows.det_rank, rows.det_image))
+        matches = {
+            "correct": rows.det_state[order, 0, :] == 1,
+            "conf": rows.det_score[order].astype(np.float32),
+            "category": rows.det_category[order],
+            "image": rows.det_image[order],
+            "npos": rows.npig[:, 0].copy(),
+        }
+        z, b = np.zeros(0, np.int32), np.zeros(0, bool)
+        gt = GroundTruth(z, z, np.zeros((0, 4)), np.zeros(0), b, b, b, np.zeros(0, np.int64), IdTable(rows.image_ids),
+                         categories)  # fmt: skip
+        result = self.reduce(matches, gt, params)
         result.summary_lines = self.summarize(result, params)
         return result
 
