@@ -36,6 +36,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult, Outcomes
 from deteval.text import display_width, pad, printable
@@ -182,11 +183,22 @@ class YoloProtocol(Protocol):
             category_ids=cats.ids,
             category_names=tuple(cats.name_of(k) for k in range(n_cat)),
         )
-        return YoloResult(
+        result = YoloResult(
             protocol="yolo", iou_type="bbox", stats=mean_results(res), per_class=per_class, params=params.to_dict(),
             outcomes=outcomes, ap=res.ap, p=res.p, r=res.r, f1=res.f1, classes=res.classes,
             p_curve=res.p_curve, r_curve=res.r_curve, f1_curve=res.f1_curve,
         )  # fmt: skip
+        if len(gt) == int(npos.sum()):  # the labels' rows are at hand (not a streamed result): replay
+            result.replay = YoloReplay(
+                correct=matches["correct"], conf=matches["conf"], category=np.asarray(matches["category"], np.int64),
+                image=np.asarray(matches["image"], np.int64), label_image=gt.image.astype(np.int64),
+                label_category=gt.category.astype(np.int64), image_ids=gt.images.ids,
+                file_order=gt.images.file_order(), n_cat=n_cat,
+            )  # fmt: skip
+        return result
+
+    def replay(self, result: EvalResult) -> YoloReplayStats:
+        return YoloReplayStats(kept_replay(result))
 
     def evaluate_loaded(self, preds: Detections, gt: GroundTruth, params: YoloParams) -> EvalResult:
         result = self.reduce(self.match(preds, gt, params), gt, params)
@@ -262,6 +274,63 @@ class YoloProtocol(Protocol):
         return lines
 
 
+@dataclass(frozen=True)
+class YoloReplay(ReplayRecord):
+    """What re-ranking a resample or slice of the images needs: every prediction's row of the matching, and
+    the labels' images and classes. Kept on the result by :meth:`YoloProtocol.reduce`."""
+
+    correct: np.ndarray  # bool (N, T)
+    conf: np.ndarray  # float32 (N,)
+    category: np.ndarray  # int64 (N,)
+    image: np.ndarray  # int64 (N,)
+    label_image: np.ndarray  # int64 (L,)
+    label_category: np.ndarray  # int64 (L,)
+    image_ids: np.ndarray
+    file_order: np.ndarray
+    n_cat: int
+
+
+def _by_image(image: np.ndarray, n_images: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows grouped by image, each image's in row order; offsets (I + 1,))."""
+    order = np.argsort(image, kind="stable")
+    offsets = np.zeros(n_images + 1, np.int64)
+    np.cumsum(np.bincount(image, minlength=n_images), out=offsets[1:])
+    return order, offsets
+
+
+def _rows_of(grouped: tuple[np.ndarray, np.ndarray], images: np.ndarray) -> np.ndarray:
+    """The rows of ``images``, image after image (repeats repeated), each image's in row order."""
+    order, offsets = grouped
+    start, count = offsets[images], offsets[images + 1] - offsets[images]
+    if not count.sum():
+        return np.zeros(0, np.int64)
+    first = np.repeat(np.cumsum(count) - count, count)
+    return order[np.repeat(start, count) + np.arange(int(count.sum())) - first]
+
+
+class YoloReplayStats(Replay):
+    """The yolo protocol's replay: a list of images' predictions and labels, ranked and reduced as
+    :meth:`YoloProtocol.reduce` ranks a dataset listing those images (a prediction's row depends on its
+    image only). A replicate's rows stand draw after draw; a slice's keep their original order."""
+
+    def build_index(self):
+        r = self.record
+        n = len(r.image_ids)
+        return _by_image(r.image, n), _by_image(r.label_image, n)
+
+    def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        from deteval.accumulation.yolo_ap import mean_results, yolo_ap_per_class
+
+        r = self.record
+        images = np.asarray(draw, np.int64) if by_draw else np.unique(draw)
+        rows = _rows_of(index[0], images)
+        if not by_draw:
+            rows = np.sort(rows)
+        labels = _rows_of(index[1], images)
+        res = yolo_ap_per_class(r.correct[rows], r.conf[rows], r.category[rows], r.label_category[labels])
+        return list(mean_results(res).values())
+
+
 def _corners(rows: GroundTruth | Detections) -> np.ndarray:
     b = np.asarray(rows.boxes, np.float64).reshape(-1, 4)
     if rows.box_format == "xyxy":
@@ -295,21 +364,26 @@ def _coco_of(preds: Detections, gt: GroundTruth) -> EvalResult:
 def side_by_side(result: YoloResult, coco: EvalResult) -> list[str]:
     """Both protocols' headline figures, and what separates them on these files."""
     s, c = result.stats, coco.stats
-    ap, ap50 = c.get("AP", float("nan")), c.get("AP50", float("nan"))
+    nan = float("nan")
+    per_image = np.bincount(result.outcomes.image) if result.outcomes is not None and len(result.outcomes.image) else []
+    over = [int(n) for n in per_image if n > 100]
+    cut = (
+        f"{len(over)} images have more than 100 predictions: COCO drops {sum(over) - 100 * len(over)} of them"
+        if over else "no image has more than 100 predictions here"
+    )  # fmt: skip
     return [
         "",
         f"{'':<24}{'ultralytics':>12}{'COCO':>12}",
-        f"{'mAP50-95 / AP':<24}{s['mAP50-95']:12.4f}{ap:12.4f}",
-        f"{'mAP50 / AP50':<24}{s['mAP50']:12.4f}{ap50:12.4f}",
+        f"{'mAP50-95 / AP':<24}{s['mAP50-95']:12.4f}{c.get('AP', nan):12.4f}",
+        f"{'mAP50 / AP50':<24}{s['mAP50']:12.4f}{c.get('AP50', nan):12.4f}",
         "what separates them on these files:",
-        "  AP: ultralytics integrates a 101-point interpolated curve by the trapezoid rule (np.trapezoid);",
-        "      COCO sums the 101 recall points' precision (a step sum, / 101);",
-        "  detections: ultralytics counts every prediction; COCO keeps the 100 best per image (maxDets);",
-        "  ultralytics has no crowd or ignore regions and no area ranges; COCO's AP small/medium/large are",
-        f"      {c.get('APs', float('nan')):.4f} / {c.get('APm', float('nan')):.4f} / "
-        f"{c.get('APl', float('nan')):.4f};",
-        "  ultralytics computes IoU in float32 (eps 1e-7) and ranks confidences as float32; COCO in float64;",
-        "  ultralytics' P and R are read at the confidence of the best smoothed mean F1; COCO reports none.",
+        "  AP: ultralytics integrates precision at 101 recall points by the trapezoid rule (np.trapezoid, from",
+        "      recall sentinels 0 and 1); COCO averages precision at the same 101 points (a step sum / 101);",
+        f"  detections: ultralytics counts every prediction; COCO keeps the 100 best per image ({cut});",
+        "  ultralytics has no crowd or ignore regions and no area ranges; COCO's AP small/medium/large here:",
+        f"      {c.get('APs', nan):.4f} / {c.get('APm', nan):.4f} / {c.get('APl', nan):.4f} (-1: no labels there);",
+        "  ultralytics computes IoU in float32 (+1e-7 in the union) and ranks float32 confidences; COCO in float64;",
+        "  ultralytics' P and R are read at the confidence of the best smoothed mean F1; COCO reports no P.",
     ]
 
 
