@@ -25,6 +25,7 @@ lie in [0, 1] within :data:`TOLERANCE` (printed values rounded to 6 digits may p
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -111,33 +112,24 @@ def _read_folder(folder: Path, stems: Sequence[str], ncols: int, role: str, know
             if f.name[:-4] not in known:
                 raise InputError(str(f), None, f"a {role} file whose image has no label file ({f.name} in the labels)")
     present = {f.name[:-4] for f in files}
-    tokens: list[str] = []
-    image: list[np.ndarray] = []
-    where: list[tuple[int, str]] = []
-    n = 0
+    paths, texts, image_of = [], [], []
     for i, stem in enumerate(stems):
-        if stem not in present:
-            continue
-        path = folder / f"{stem}.txt"
-        text = read_text(path)
-        words = text.split()
-        if not words:
-            continue
-        lines = sum(1 for s in text.splitlines() if s.strip())
-        if len(words) != ncols * lines:
-            _bad_line(path, ncols, role)
-        where.append((n, str(path)))
-        tokens += words
-        image.append(np.full(lines, i, np.int64))
-        n += lines
-    try:
-        values = np.array(tokens, dtype=np.float64).reshape(-1, ncols)
-    except ValueError:
-        for _, file in where:
-            _bad_line(Path(file), ncols, role, must=False)
-        raise  # pragma: no cover: some file had a bad token
+        if stem in present:
+            path = folder / f"{stem}.txt"
+            paths.append(path)
+            texts.append(read_text(path))
+            image_of.append(i)
+    values, counts = _parse(texts, ncols)
+    if values is None:  # a bad line somewhere: find the first, file by file
+        for path, text in zip(paths, texts):
+            if text.split():
+                _bad_line(path, ncols, role, must=False)
+        raise InputError(str(folder), None, f"lines must be '{FIELDS[ncols]}'")  # pragma: no cover
+    image = np.repeat(np.asarray(image_of, np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    where = tuple((int(starts[k]), str(paths[k])) for k in np.flatnonzero(counts))
     rows = Rows(
-        image=np.concatenate(image) if image else np.zeros(0, np.int64),
+        image=image,
         cls=np.zeros(0, np.int64),
         xywhn=values[:, 1:5],
         conf=values[:, 5].copy() if ncols == 6 else None,
@@ -148,6 +140,27 @@ def _read_folder(folder: Path, stems: Sequence[str], ncols: int, role: str, know
 
 
 FIELDS = {5: "class cx cy w h", 6: "class cx cy w h conf"}
+
+
+def _parse(texts: list[str], ncols: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(values (N, ncols) float64, rows per text)`` of the texts' non-blank lines; ``(None, ...)`` when a line
+    is not ``ncols`` numbers. numpy's C reader parses every file's text at once (as Python's ``float``
+    rounds); the rows per file are the lines counted, blank lines counted again only where there are some."""
+    counts = np.array([t.count("\n") + (len(t) > 0 and not t.endswith("\n")) for t in texts], np.int64)
+    if not counts.sum():
+        return np.zeros((0, ncols)), counts
+    joined = "".join(t if not t or t.endswith("\n") else t + "\n" for t in texts)
+    try:
+        values = np.loadtxt(io.StringIO(joined), dtype=np.float64, comments=None, ndmin=2, encoding=None)
+    except ValueError:
+        return None, counts
+    if values.shape[1:] != (ncols,) and len(values):
+        return None, counts
+    if len(values) != counts.sum():  # blank lines (which the reader skips): count the others
+        counts = np.array([sum(1 for s in t.splitlines() if s.strip()) for t in texts], np.int64)
+        if len(values) != counts.sum():  # a line break the reader and splitlines see differently (a lone \r)
+            return None, counts
+    return values.reshape(-1, ncols), counts
 
 
 def _line_rule(tokens: list[str], ncols: int, role: str) -> str | None:
