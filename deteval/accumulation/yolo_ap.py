@@ -76,21 +76,26 @@ def yolo_ap_per_class(correct: np.ndarray, conf: np.ndarray, pred_cls: np.ndarra
     ``pred_cls``: (N,) class indices; ``target_cls``: one class index per label.
     """
     order = rank_by_confidence(conf)
-    correct, conf, pred_cls = correct[order], np.asarray(conf)[order], np.asarray(pred_cls)[order]
+    pred_cls = np.asarray(pred_cls)
+    # each class's predictions in rank order, contiguous: a stable sort by class of the ranked rows
+    order = order[np.argsort(pred_cls[order], kind="stable")]
+    correct, conf, pred_cls = correct[order], np.asarray(conf)[order], pred_cls[order]
     classes, n_labels = np.unique(np.asarray(target_cls), return_counts=True)
     nc, n_t = len(classes), correct.shape[1]
+    lo = np.searchsorted(pred_cls, classes, side="left")
+    hi = np.searchsorted(pred_cls, classes, side="right")
     ap, p_curve, r_curve = np.zeros((nc, n_t)), np.zeros((nc, 1000)), np.zeros((nc, 1000))
-    for ci, c in enumerate(classes):
-        mine = pred_cls == c
-        if not mine.any():
+    for ci in range(nc):
+        if hi[ci] == lo[ci]:
             continue
-        tp = correct[mine]
+        tp = correct[lo[ci] : hi[ci]]
+        neg_conf = -conf[lo[ci] : hi[ci]]
         fpc = (1 - tp).cumsum(0)
         tpc = tp.cumsum(0)
         recall = tpc / (n_labels[ci] + EPS)
         precision = tpc / (tpc + fpc)
-        r_curve[ci] = np.interp(-CURVE_X, -conf[mine], recall[:, 0], left=0)
-        p_curve[ci] = np.interp(-CURVE_X, -conf[mine], precision[:, 0], left=1)
+        r_curve[ci] = np.interp(-CURVE_X, neg_conf, recall[:, 0], left=0)
+        p_curve[ci] = np.interp(-CURVE_X, neg_conf, precision[:, 0], left=1)
         for j in range(n_t):
             ap[ci, j] = average_precision(recall[:, j], precision[:, j])[0]
     f1_curve = 2 * p_curve * r_curve / (p_curve + r_curve + EPS)

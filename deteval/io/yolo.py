@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.voc_rows import folder_files, load_names, read_text
+from deteval.io.voc_rows import load_names, read_text
 from deteval.types import Detections, GroundTruth, IdTable
 
 __all__ = [
@@ -106,24 +107,23 @@ def is_yolo_folder(path: Any) -> bool:
 
 def _read_folder(folder: Path, stems: Sequence[str], ncols: int, role: str, known: set[str] | None) -> Rows:
     """The rows of ``folder/<stem>.txt`` for each stem (a missing file: no rows); ``known``: the stems allowed."""
-    files = folder_files(folder, ".txt")
+    present = set(_txt_stems(folder))
     if known is not None:
-        for f in files:
-            if f.name[:-4] not in known:
-                raise InputError(str(f), None, f"a {role} file whose image has no label file ({f.name} in the labels)")
-    present = {f.name[:-4] for f in files}
+        for stem in sorted(present - known):
+            raise InputError(str(folder / f"{stem}.txt"), None, f"a {role} file whose image has no label file")
     paths, texts, image_of = [], [], []
+    base = str(folder)
     for i, stem in enumerate(stems):
         if stem in present:
-            path = folder / f"{stem}.txt"
+            path = os.path.join(base, stem + ".txt")
             paths.append(path)
-            texts.append(read_text(path))
+            texts.append(_read(path))
             image_of.append(i)
     values, counts = _parse(texts, ncols)
     if values is None:  # a bad line somewhere: find the first, file by file
         for path, text in zip(paths, texts):
             if text.split():
-                _bad_line(path, ncols, role, must=False)
+                _bad_line(Path(path), ncols, role, must=False)
         raise InputError(str(folder), None, f"lines must be '{FIELDS[ncols]}'")  # pragma: no cover
     image = np.repeat(np.asarray(image_of, np.int64), counts)
     starts = np.cumsum(counts) - counts
@@ -140,6 +140,27 @@ def _read_folder(folder: Path, stems: Sequence[str], ncols: int, role: str, know
 
 
 FIELDS = {5: "class cx cy w h", 6: "class cx cy w h conf"}
+
+
+def _txt_stems(folder: Path) -> list[str]:
+    """The stems of the folder's ``*.txt`` files, sorted (as strings: no Path objects for 10,000s of files)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.name[:-4] for e in entries if e.name.endswith(".txt"))
+    except OSError as exc:
+        raise InputError(str(folder), None, f"cannot list the folder: {exc.strerror or exc}") from None
+
+
+def _read(path: str) -> str:
+    """A file's text (UTF-8, a BOM dropped); errors as :func:`deteval.io.voc_rows.read_text` words them."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return data.decode("utf-8-sig")
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def _parse(texts: list[str], ncols: int) -> tuple[np.ndarray | None, np.ndarray]:
@@ -323,7 +344,7 @@ def read_yolo(preds: Any, labels: Any, image_sizes: Any = None, names: Any = Non
     label_dir = Path(labels)
     if not label_dir.is_dir():
         raise InputError(str(labels), None, "expected a folder of YOLO label .txt files (class cx cy w h)")
-    stems = tuple(f.name[:-4] for f in folder_files(label_dir, ".txt"))
+    stems = tuple(_txt_stems(label_dir))
     if not stems:
         raise InputError(str(labels), None, "the label folder holds no .txt file")
     label_rows = _read_folder(label_dir, stems, 5, "label", None)
