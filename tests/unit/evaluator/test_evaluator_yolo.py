@@ -50,3 +50,15 @@ def test_batches_equal_evaluate(tmp_path: Path, seed: int) -> None:
 def test_evaluator_takes_no_options() -> None:
     with pytest.raises(InputError, match="no options"):
         Evaluator(protocol="yolo", iou_thrs=[0.5])
+
+
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_dask_parts_equal_evaluate(tmp_path: Path, npartitions: int) -> None:
+    pytest.importorskip("dask", reason="the dask extra is not installed (pip install 'deteval[dask]')")
+    import deteval.evaluator.dask as ddask
+
+    preds, labels, sizes = generate(tmp_path, 4, n_images=20)
+    want = _rows(deteval.evaluate(str(preds), str(labels), protocol="yolo", image_sizes=sizes))
+    got = ddask.evaluate(str(preds), str(labels), protocol="yolo", image_sizes=sizes, npartitions=npartitions,
+                         client=False)  # fmt: skip
+    assert _rows(got) == want
