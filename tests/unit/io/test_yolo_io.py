@@ -128,3 +128,15 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert main(["--protocol", "yolo", str(preds), str(labels)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a.txt: line 1: 4 fields" in err
+
+
+def test_the_worked_example_of_the_docs_prints_what_they_show(capsys) -> None:
+    root = Path(__file__).resolve().parents[3]
+    data = root / "tests" / "data" / "yolo_example"
+    argv = ["--protocol", "yolo", "--image-sizes", str(data / "sizes.json"), "--compare-coco",
+            str(data / "preds"), str(data / "labels")]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.rstrip("\n")
+    doc = (root / "docs" / "yolo.md").read_text()
+    shown = doc.split("$ deteval --protocol yolo --image-sizes sizes.json --compare-coco preds/ labels/\n")[1]
+    assert shown.split("\n```")[0] == printed
