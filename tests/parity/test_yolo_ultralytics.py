@@ -8,10 +8,11 @@ per-class row. "The same boxes": deteval's float64 pixel corners (:mod:`deteval.
 descending confidence (what NMS hands ultralytics). Confidences are distinct (ultralytics' ``np.argsort``
 breaks ties in an order of its own).
 
-Set-up that CI needs: ``pip install torch==2.13.0`` (CPU) and ``pip install --no-deps ultralytics==8.4.190``
-with the packages its import reads (opencv-python-headless, pyyaml, pillow, matplotlib, scipy, pandas? see
-docs/yolo.md); torchvision is only read for its version at import: a metadata-only stand-in
-(:func:`_torchvision_stand_in`) is put on ``sys.path`` when none is installed.
+Set-up: ``pip install torch==2.13.0`` (CPU) and ``pip install --no-deps ultralytics==8.4.190`` with the
+packages the imports below load: ``opencv-python-headless``, ``pillow``, ``pyyaml``. torchvision is only read
+for its version at import: a metadata-only stand-in (:func:`_torchvision_stand_in`) goes on ``sys.path``
+when none is installed. ``YOLO_OFFLINE=1`` and a temporary ``YOLO_CONFIG_DIR`` keep ultralytics off the
+network and out of the home directory.
 """
 
 from __future__ import annotations
