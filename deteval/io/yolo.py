@@ -240,6 +240,8 @@ def _bad_line(path: Path, ncols: int, role: str, nth: int | None = None, must: b
             continue
         k += 1
         rule = _line_rule(tokens, ncols, role)
+        if rule is not None and path.name == "classes.txt":
+            rule += " (a names file? give it as names (--names), outside the folder)"
         if rule is not None and (nth is None or k == nth):
             raise InputError(str(path), f"line {number}", rule)
     if must:

@@ -119,6 +119,11 @@ def test_generated_folders(tmp_path: Path, seed: int, with_sizes: bool) -> None:
     assert_parity(*generate(tmp_path, seed, with_sizes=with_sizes))
 
 
+def test_generated_folders_with_names(tmp_path: Path) -> None:
+    # 90 names: classes listed without labels or predictions, predictions of classes without labels
+    assert_parity(*generate(tmp_path, 9), names=[f"class {i}" for i in range(90)])
+
+
 # ---------------------------------------------------------------- hand-made cases
 
 
