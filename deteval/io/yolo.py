@@ -6,7 +6,8 @@ Predictions: one ``<stem>.txt`` per image as ultralytics writes them with ``save
 (``class cx cy w h conf``); a missing or empty file is an image without predictions; a prediction file whose
 stem has no label file is an :class:`~deteval.errors.InputError` naming it.
 
-Sizes (``image_sizes``: a JSON file ``{"<stem>": [width, height]}`` or such a mapping) turn normalised
+Sizes (``image_sizes``: a JSON file ``{"<stem>": [width, height]}``, such a mapping, or the images' folder,
+whose headers give them) turn normalised
 boxes into pixels as ultralytics does, in float64: ``x1 = W*(cx - w/2)``, ``y1 = H*(cy - h/2)``,
 ``x2 = W*(cx + w/2)``, ``y2 = H*(cy + h/2)``; without sizes, W = H = 1 (the normalised boxes).
 COCO's records (:func:`coco_records`): ``bbox = [W*(cx - w/2), H*(cy - h/2), W*w, H*h]``,
@@ -249,9 +250,14 @@ def _bad_line(path: Path, ncols: int, role: str, nth: int | None = None, must: b
 
 
 def read_image_sizes(sizes: Any, stems: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """``(width, height)`` float64 per stem from a JSON file ``{"<stem>": [width, height]}`` or such a mapping."""
+    """``(width, height)`` float64 per stem from a JSON file ``{"<stem>": [width, height]}``, such a mapping, or
+    a folder of the images (their headers: :mod:`deteval.io.image_sizes`)."""
     source = "image_sizes"
-    if isinstance(sizes, (str, Path)):
+    if isinstance(sizes, (str, Path)) and Path(sizes).is_dir():
+        from deteval.io.image_sizes import folder_sizes
+
+        source, sizes = str(sizes), folder_sizes(str(sizes), stems)
+    elif isinstance(sizes, (str, Path)):
         source = str(sizes)
         try:
             sizes = json.loads(read_text(Path(sizes)))

@@ -267,7 +267,7 @@ class CocoProtocol(Protocol):
         Option("kpt_sigmas", "--kpt-sigmas", "keypoint sigmas, one per keypoint (default: COCO's 17)", "list",
                _numbers(float, "keypoint sigmas"), metavar="S"),
         Option("image_sizes", "--image-sizes", 'YOLO label/prediction folders: {"<stem>": [width, height]} JSON '
-               "(COCO's boxes and areas are in pixels)", metavar="SIZES.json"),
+               "or the images' folder (COCO's boxes and areas are in pixels)", metavar="SIZES"),
         Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
     )  # fmt: skip
 

@@ -112,8 +112,8 @@ class YoloProtocol(Protocol):
     iou_types = ("bbox",)
     preset_name = "yolo"
     options = (
-        Option("image_sizes", "--image-sizes", 'YOLO folders: {"<stem>": [width, height]} JSON, to compare boxes '
-               "in pixels (default: normalised)", metavar="SIZES.json"),
+        Option("image_sizes", "--image-sizes", 'YOLO folders: {"<stem>": [width, height]} JSON or the images\' '
+               "folder, to compare boxes in pixels (default: normalised)", metavar="SIZES"),
         Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
         Option("compare_coco", "--compare-coco", "also COCO's figures on the same files (needs --image-sizes), "
                "side by side", "switch", value=True),

@@ -140,3 +140,22 @@ def test_the_worked_example_of_the_docs_prints_what_they_show(capsys) -> None:
     doc = (root / "docs" / "yolo.md").read_text()
     shown = doc.split("$ deteval --protocol yolo --image-sizes sizes.json --compare-coco preds/ labels/\n")[1]
     assert shown.split("\n```")[0] == printed
+
+
+def test_sizes_from_the_images_headers(tmp_path: Path) -> None:
+    pil = pytest.importorskip("PIL.Image", reason="Pillow writes the test's images")
+    preds, labels = _folders(tmp_path, {s: "0 0.5 0.5 0.1 0.1\n" for s in ("a", "b", "c", "d", "e", "r")})
+    images = tmp_path / "images"
+    images.mkdir()
+    for stem, fmt, ext in [("a", "JPEG", "jpg"), ("b", "PNG", "png"), ("c", "BMP", "bmp"), ("d", "GIF", "gif"),
+                           ("e", "WEBP", "webp")]:  # fmt: skip
+        pil.new("RGB", (123, 45)).save(images / f"{stem}.{ext}", fmt)
+    rotated = pil.new("RGB", (123, 45))
+    exif = rotated.getexif()
+    exif[274] = 6  # a quarter turn: OpenCV's imread gives 45 x 123
+    rotated.save(images / "r.JPG", "JPEG", exif=exif)
+    ys = read_yolo(preds, labels, images)
+    assert ys.width.tolist() == [123] * 5 + [45] and ys.height.tolist() == [45] * 5 + [123]
+    (labels / "z.txt").write_text("")
+    with pytest.raises(InputError, match="no image for this label file"):
+        read_yolo(preds, labels, images)
