@@ -178,7 +178,7 @@ class YoloProtocol(Protocol):
             score=matches["conf"].astype(np.float64),
             state=matches["correct"].astype(np.int8)[:, None, :],
             npos=npos[:, None],
-            iou_thrs=IOU_THRS.astype(np.float64),
+            iou_thrs=np.linspace(0.5, 0.95, 10),  # the thresholds' names for --at-iou (matching used IOU_THRS)
             area_labels=("all",),
             category_ids=cats.ids,
             category_names=tuple(cats.name_of(k) for k in range(n_cat)),
