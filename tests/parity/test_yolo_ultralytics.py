@@ -202,3 +202,11 @@ def test_no_predictions_and_unlabelled_images(tmp_path: Path) -> None:
     r = deteval.evaluate(str(tmp_path / "preds"), str(tmp_path / "labels"), protocol="yolo")
     assert [row["category_id"] for row in r.per_class] == [0, 7]
     assert r.per_class[1]["AP50"] == 0.0  # a labelled class without predictions: 0, and in the means
+
+
+def test_the_generator_covers_the_cases(tmp_path: Path) -> None:
+    preds, labels, sizes = generate(tmp_path, 0)
+    lines = [len((preds / f"{p.stem}.txt").read_text().splitlines()) if (preds / f"{p.stem}.txt").exists() else -1
+             for p in sorted(labels.glob("*.txt"))]  # fmt: skip
+    assert max(lines) > 300 and -1 in lines and 0 in lines
+    assert any(not p.read_text() for p in labels.glob("*.txt"))
