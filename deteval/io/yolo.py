@@ -553,6 +553,31 @@ def _yolo_line(rec: dict, index: dict, sizes: dict, stem_of: dict, source: Any, 
     return f"{c} {(x + w / 2) / W!r} {(y + h / 2) / H!r} {w / W!r} {h / H!r}"
 
 
+def load_yolo_preds(preds: Any, gt: GroundTruth) -> Detections:
+    """A prediction folder against ground truth already loaded from a YOLO label folder (its stems, sizes and
+    classes): the detections :func:`yolo_containers` gives with the same labels (another model's, for
+    ``deteval compare``)."""
+    stems = tuple(str(s) for s in gt.images.ids)
+    pred_dir = Path(preds)
+    if not pred_dir.is_dir():
+        raise InputError(str(preds), None, "expected a folder of YOLO prediction .txt files (class cx cy w h conf)")
+    rows = _read_folder(pred_dir, stems, 6, "prediction", set(stems))
+    none = Rows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 4)), None, ())
+    ys = YoloSet(stems, none, rows, gt.images.width, gt.images.height, None, gt.source, str(preds))
+    cat, found = gt.categories.lookup(rows.cls)
+    keep = np.flatnonzero(found)
+    W, H = ys.scale(rows)
+    return Detections(
+        image=rows.image[keep].astype(np.int32),
+        category=cat[keep].astype(np.int32),
+        boxes=ys.corners(rows)[keep],
+        score=rows.conf[keep].astype(np.float64),
+        area=((W * rows.xywhn[:, 2]) * (H * rows.xywhn[:, 3]))[keep],
+        box_format="xyxy",
+        source=str(preds),
+    )
+
+
 def load_yolo(preds: Any, labels: Any, image_sizes: Any = None, names: Any = None) -> tuple[Detections, GroundTruth]:
     """:func:`read_yolo` then :func:`yolo_containers`."""
     return yolo_containers(read_yolo(preds, labels, image_sizes, names))

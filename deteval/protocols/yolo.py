@@ -130,9 +130,13 @@ class YoloProtocol(Protocol):
 
     def load(self, preds: Any, gt: Any, params: YoloParams) -> tuple[Detections, GroundTruth]:
         if isinstance(gt, GroundTruth):
-            if not isinstance(preds, Detections):
+            if isinstance(preds, Detections):
+                return preds, gt
+            from deteval.io.yolo import is_yolo_folder, load_yolo_preds
+
+            if gt.box_format != "xyxy" or gt.images.ids.dtype.kind not in "US" or not is_yolo_folder(preds):
                 raise InputError("preds", None, "with the ground truth as a container, give the detections as one too")
-            return preds, gt
+            return load_yolo_preds(preds, gt), gt  # another model's folder on labels loaded already (compare)
         from deteval.io.yolo import is_yolo_folder, read_yolo, yolo_containers
 
         if not is_yolo_folder(gt):

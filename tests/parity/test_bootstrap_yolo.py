@@ -52,3 +52,15 @@ def test_bootstrap_of_folders(tmp_path: Path) -> None:
     preds, labels, sizes = generate(tmp_path, 5, n_images=10)
     r = deteval.bootstrap(str(preds), str(labels), protocol="yolo", n=20, image_sizes=sizes)
     assert "mAP50-95" in r.format_table()
+
+
+def test_compare_two_prediction_folders(tmp_path: Path) -> None:
+    p1, labels, sizes = generate(tmp_path / "a", 6, n_images=12)
+    p2 = tmp_path / "b"
+    p2.mkdir()
+    for f in p1.glob("*.txt"):  # model B: model A's boxes, its confidences squared
+        rows = [line.split() for line in f.read_text().splitlines()]
+        (p2 / f.name).write_text("".join(" ".join([*r[:5], repr(float(r[5]) ** 2)]) + "\n" for r in rows))
+    r = deteval.compare(str(p1), str(p2), str(labels), protocol="yolo", n=30, image_sizes=str(sizes))
+    for folder, stats in ((p1, r.a), (p2, r.b)):
+        assert stats == deteval.evaluate(str(folder), str(labels), protocol="yolo", image_sizes=str(sizes)).stats
