@@ -169,9 +169,10 @@ class YoloProtocol(Protocol):
         npos = matches["npos"]
         target = np.repeat(np.arange(len(cats)), npos)  # each label's class (dense indices keep the ids' order)
         res = yolo_ap_per_class(matches["correct"], matches["conf"], matches["category"], target)
+        ap_mean = res.ap.mean(1)  # Metric.ap: the row means as ultralytics takes them
         per_class = [
             {"category_id": cats.id_of(int(k)), "name": cats.name_of(int(k)), "P": float(res.p[i]),
-             "R": float(res.r[i]), "AP50": float(res.ap[i, 0]), "AP50-95": float(res.ap[i].mean()),
+             "R": float(res.r[i]), "AP50": float(res.ap[i, 0]), "AP50-95": float(ap_mean[i]),
              "labels": int(res.n_labels[i])}
             for i, k in enumerate(res.classes)
         ]  # fmt: skip
