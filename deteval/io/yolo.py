@@ -111,7 +111,8 @@ def _read_folder(folder: Path, stems: Sequence[str], ncols: int, role: str, know
     present = set(_txt_stems(folder))
     if known is not None:
         for stem in sorted(present - known):
-            raise InputError(str(folder / f"{stem}.txt"), None, f"a {role} file whose image has no label file")
+            rule = f"a {role} file whose image has no label file (an image without objects needs an empty one)"
+            raise InputError(str(folder / f"{stem}.txt"), None, rule)
     paths, texts, image_of = [], [], []
     base = str(folder)
     for i, stem in enumerate(stems):
