@@ -17,6 +17,8 @@ network and out of the home directory.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
 import os
 import sys
@@ -29,11 +31,15 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is an optional extra")
 
 
-def _torchvision_stand_in() -> None:
-    """A ``torchvision`` of metadata only (ultralytics reads its version at import), where none is installed."""
+@contextlib.contextmanager
+def _torchvision_stand_in():
+    """A ``torchvision`` of metadata only while ultralytics imports (it reads the version), where none is
+    installed; taken off ``sys.path`` and ``sys.modules`` afterwards, so that other tests (torchmetrics')
+    still see no torchvision."""
     try:
         import torchvision  # noqa: F401
 
+        yield
         return
     except Exception:
         pass
@@ -43,17 +49,28 @@ def _torchvision_stand_in() -> None:
     meta = root / "torchvision-0.28.0.dist-info"
     meta.mkdir()
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.28.0\n")
-    sys.path.append(str(root))
     sys.modules.pop("torchvision", None)
+    sys.path.append(str(root))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(root))
+        module = sys.modules.get("torchvision")
+        if module is not None and str(root) in (getattr(module, "__file__", None) or ""):
+            del sys.modules["torchvision"]
 
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
 os.environ.setdefault("YOLO_CONFIG_DIR", tempfile.mkdtemp(prefix="ultralytics-config-"))
-_torchvision_stand_in()
-pytest.importorskip("ultralytics", reason="ultralytics is the reference of the yolo protocol")
+if importlib.util.find_spec("ultralytics") is None:
+    pytest.skip("ultralytics is the reference of the yolo protocol (not installed)", allow_module_level=True)
+with _torchvision_stand_in():
+    from ultralytics.models.yolo.detect.val import DetectionValidator
+    from ultralytics.utils.metrics import DetMetrics, box_iou
+
+    VALIDATOR = DetectionValidator()  # its __init__ imports torchvision: made here, once (stateless for _process_batch)
+
 from support.yolo_folders import generate, write_rows  # noqa: E402
-from ultralytics.models.yolo.detect.val import DetectionValidator  # noqa: E402
-from ultralytics.utils.metrics import DetMetrics, box_iou  # noqa: E402
 
 import deteval  # noqa: E402
 from deteval.geometry.float32_boxes import box_iou32  # noqa: E402
@@ -64,7 +81,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _validator() -> DetectionValidator:
-    return DetectionValidator()
+    return VALIDATOR
 
 
 def ultralytics_figures(preds: Path, labels: Path, sizes: Path | None, names: list[str] | None = None):
