@@ -95,7 +95,11 @@ def evaluate(
         ``ties``, ``grid``, ``names``, ``image_set``, ``box_format``.
         For ``openimages``: ``labels``, ``hierarchy``, ``class_names`` (paths),
         ``expand`` (bool), ``group_of_weight``, ``iou_thr``; ``preds`` and ``gt``
-        are then the detections and boxes CSVs.
+        are then the detections and boxes CSVs. For ``yolo`` (ultralytics' metrics)
+        ``preds`` and ``gt`` are YOLO prediction and label folders (or containers):
+        ``image_sizes`` (``{"<stem>": [width, height]}``, a JSON path or mapping),
+        ``names`` (a names file, a data.yaml or a list), ``compare_coco`` (bool);
+        ``coco`` takes the same folders with ``image_sizes`` (docs/yolo.md).
 
     Returns
     -------

@@ -109,6 +109,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from deteval.cli.compare import compare_main
 
         return compare_main(argv[1:])
+    if argv[:1] == ["convert"]:  # deteval convert --from yolo --to coco LABELS GT.json ...
+        from deteval.cli.convert import convert_main
+
+        return convert_main(argv[1:])
     try:
         inv = parse_command_line(argv)
     except InputError as exc:

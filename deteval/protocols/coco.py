@@ -16,6 +16,7 @@ summary IoU lookup            exact float equality (0.9 never found)   ``np.iscl
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -265,14 +266,30 @@ class CocoProtocol(Protocol):
         Option("use_cats", "--no-cats", "pool categories (pycocotools' useCats=0)", "switch", value=False),
         Option("kpt_sigmas", "--kpt-sigmas", "keypoint sigmas, one per keypoint (default: COCO's 17)", "list",
                _numbers(float, "keypoint sigmas"), metavar="S"),
+        Option("image_sizes", "--image-sizes", 'YOLO label/prediction folders: {"<stem>": [width, height]} JSON '
+               "or the images' folder (COCO's boxes and areas are in pixels)", metavar="SIZES"),
+        Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
     )  # fmt: skip
 
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> CocoParams:
-        return make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
+        yolo = {k: options.pop(k) for k in ("image_sizes", "names") if k in options}
+        params = make_params(iou_type, preset=preset, compat=compat, strict=strict, **options)
+        return dataclasses.replace(params, **yolo) if yolo else params
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
+        from deteval.io.yolo import is_yolo_folder
+
+        if is_yolo_folder(gt):  # YOLO folders: evaluated as pycocotools evaluates their COCO conversion
+            from deteval.io.yolo import coco_records, read_yolo
+
+            if params.iou_type != "bbox":
+                raise InputError(str(gt), None, f"YOLO folders hold boxes: --iou-type bbox, not {params.iou_type}")
+            if params.image_sizes is None:
+                raise InputError(str(gt), None, "YOLO folders need image_sizes (--image-sizes): COCO's boxes and "
+                                 "area ranges are in pixels")  # fmt: skip
+            preds, gt = coco_records(read_yolo(preds, gt, params.image_sizes, params.names))
         compile_ahead(IOU_TYPE_TABLE[params.iou_type].kernel_group)  # the evaluation's kernels, by helpers if cold
         return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
 

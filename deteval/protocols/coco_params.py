@@ -37,6 +37,9 @@ class CocoParams:
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
     strict: bool = False  # loading: what pycocotools scores and deteval warns about is an error instead
     keep_iou: bool = False  # matching also keeps each match's overlap (CocoMatches.match_iou), for LRP
+    # loading YOLO folders (deteval.io.yolo): {"<stem>": [width, height]} (file or mapping), class names
+    image_sizes: Any = None
+    names: Any = None
 
     def to_dict(self) -> dict:
         return {

@@ -89,7 +89,7 @@ def test_version(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--sample", "--names", "voc.names"], "--names: belongs to protocol voc07, voc10, not coco"),
+        (["--sample", "--image-set", "val.txt"], "--image-set: belongs to protocol voc07, voc10, not coco"),
         (["--sample", "--iou", "0.5"], "--iou: belongs to protocol voc07, voc10, not coco"),
         (["--protocol", "voc07", "--sample", "--no-cats"], "--no-cats: belongs to protocol coco, not voc07"),
     ],

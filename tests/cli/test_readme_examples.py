@@ -60,6 +60,9 @@ INPUTS: dict[str, Path | None] = {
     "oid_labels.csv": DATA_DIR / "openimages" / "expansion_labels.csv",
     "oid_hierarchy.json": DATA_DIR / "openimages" / "expansion_hierarchy.json",
     "oid_classes.csv": DATA_DIR / "openimages" / "expansion_classes.csv",
+    "preds/": DATA_DIR / "yolo_example" / "preds",
+    "labels/": DATA_DIR / "yolo_example" / "labels",
+    "sizes.json": DATA_DIR / "yolo_example" / "sizes.json",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
