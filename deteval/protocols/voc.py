@@ -1,17 +1,21 @@
 """PASCAL VOC protocols: ``voc07`` (11-point AP) and ``voc10`` (all-point AP).
 
 One evaluation: VOC matching (:mod:`deteval.matching.voc`) at every IoU
-threshold in one pass, then one stable ranking per class (descending score,
-ties in input order, :func:`deteval.accumulation.accumulate.rank_by_category`) reduced by
+threshold in one pass, then one ranking per class (descending score,
+:func:`deteval.accumulation.accumulate.rank_by_category`) reduced by
 an integrator from :mod:`deteval.accumulation.integrators`.
 
 Defaults (``configs/voc07.toml``, ``configs/voc10.toml``) reproduce
 py-faster-rcnn's ``voc_eval.py`` (and detectron2's VOC evaluator): IoU test
 ``>`` thr, the +1 pixel convention, the 11-point grid ``np.arange(0., 1.1, 0.1)``,
-IoU 0.5. Where they differ deliberately:
+IoU 0.5, and their ranking: ``np.argsort(-confidence)`` of a class's detections in
+file order, whose order of equal scores is that of numpy's introsort before numpy 1.25
+(``ties="argsort"``, :mod:`deteval.matching.argsort_classic`; the same bits on every machine,
+where newer numpy's argsort depends on the CPU). ``ties="item"`` ranks equal scores in row
+order (a stable sort). A class's rows are those of its comp4 file in file order; per-image text
+files give them image by image (files by name), each file's lines in order; COCO results, in list
+order. Where they differ deliberately:
 
-* the score sort is stable (theirs is numpy's unstable quicksort), so ties keep
-  input order and results do not depend on the numpy version;
 * precision is guarded (``tp / max(tp + fp, eps)``) as in detectron2, so a
   class whose top detection hits a difficult object gets no NaN;
 * classes without positives (no non-difficult ground truth) get no AP; they
@@ -106,7 +110,7 @@ class VocParams:
     integrators: tuple[str, ...]  # the first is the headline
     iou_test: str = "gt"
     plus_one: bool = True
-    ties: str = "item"
+    ties: str = "argsort"
     grid: str = "numpy"
     names: Any = None  # loading: class names file or list
     image_set: Any = None  # loading: image ids to evaluate
@@ -178,6 +182,7 @@ class VocMatches:
     score: np.ndarray  # float64 (D,)
     npos: np.ndarray  # int64 (K,): ground truth that is not difficult
     ndet: np.ndarray  # int64 (K,)
+    claim: np.ndarray | None = None  # int64 (T, D) under ties="argsort" (match_in_rank_order), else None
 
 
 def _corners(boxes: np.ndarray, box_format: str) -> np.ndarray:
@@ -187,11 +192,45 @@ def _corners(boxes: np.ndarray, box_format: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack([x, y, x + w, y + h], axis=1), dtype=np.float64)
 
 
-def voc_matches(outcome: np.ndarray, gt: GroundTruth, dt: Detections, difficult: np.ndarray) -> VocMatches:
-    """:class:`VocMatches` of the matching kernel's ``outcome``: positives are the ground truth not ``difficult``."""
+def match_in_rank_order(
+    run: Any, dt: Detections, n_cat: int, params: VocParams
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(outcome (T, D), claim)`` of ``run(dt)`` (:func:`deteval.matching.voc.match_voc`'s four arrays), each
+    image's detections of a class visited in the class's ranking.
+
+    The matching visits an (image, class) group's detections by descending score, ties in row order. Under
+    ``ties="argsort"`` the reference visits them in its ranking of the class (``np.argsort(-confidence)``),
+    where equal scores of one image need not keep row order: ``run`` is given the rows in that ranking, so
+    that row order is the ranking's, and the arrays are put back in the rows' order. ``claim`` (int64 (T, D),
+    under ``"argsort"`` only, else None): the ground-truth row each detection claims at each threshold (its
+    best one, passing the IoU test, not difficult), -1 for none: of a claim's detections the first ranked is
+    the TP, which lets a resample re-rank equal scores (:mod:`deteval.accumulation.resample_voc`).
+    """
+    if params.ties != "argsort":
+        return run(dt)[0], None
+    from deteval.accumulation.accumulate import rank_by_category
+    from deteval.types import take_rows
+
+    order, _ = rank_by_category(dt.category, dt.score, n_cat, params.ties)
+    ranked = run(take_rows(dt, order))
+    outcome, best_gt, best_iou = np.empty_like(ranked[0]), np.empty_like(ranked[2]), np.empty_like(ranked[3])
+    outcome[:, order], best_gt[order], best_iou[order] = ranked[0], ranked[2], ranked[3]
+    thrs = np.asarray(params.iou_thrs, np.float64)[:, None]
+    passes = best_iou >= thrs if params.iou_test == "ge" else best_iou > thrs
+    claim = np.where(passes & (outcome != -1) & (best_gt >= 0), best_gt, -1).astype(np.int64)
+    return outcome, claim
+
+
+def voc_matches(
+    matched: tuple[np.ndarray, np.ndarray | None], gt: GroundTruth, dt: Detections, difficult: np.ndarray
+) -> VocMatches:
+    """:class:`VocMatches` of :func:`match_in_rank_order`'s ``(outcome, claim)``: positives are the ground truth
+    not ``difficult``."""
     n_cat = len(gt.categories)
+    outcome, claim = matched
     return VocMatches(
         outcome=outcome,
+        claim=claim,
         category=dt.category,
         image=dt.image,
         score=dt.score,
@@ -215,8 +254,8 @@ class VocProtocol(Protocol):
                choices=IOU_TESTS),
         Option("plus_one", "--no-plus-one", "continuous IoU, without VOC's +1 pixel convention", "switch",
                value=False),
-        Option("ties", "--ties", "item: stable order (default); group: tie blocks as scikit-learn",
-               choices=TIE_POLICIES),
+        Option("ties", "--ties", "argsort: equal scores as np.argsort(-score) under numpy < 1.25, voc_eval.py's "
+               "order (default); item: stable order; group: tie blocks as scikit-learn", choices=TIE_POLICIES),
         Option("grid", "--voc11-grid", "11-point grid: numpy np.arange(0,1.1,0.1) (default) or matlab 0:0.1:1",
                choices=VOC11_GRIDS),
         Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
@@ -257,12 +296,15 @@ class VocProtocol(Protocol):
         if params.plus_one:
             _warn_if_normalised(gt, dt)
         difficult = gt.difficult | gt.crowd | gt.ignore
-        groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
-        outcome, _, _, _ = match_voc(
-            _corners(gt.boxes, gt.box_format), difficult, _corners(dt.boxes, dt.box_format), groups,
-            list(params.iou_thrs), iou_test=params.iou_test, plus_one=params.plus_one,
-        )  # fmt: skip
-        return voc_matches(outcome, gt, dt, difficult)
+
+        def run(dt: Detections) -> tuple[np.ndarray, ...]:
+            groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
+            return match_voc(
+                _corners(gt.boxes, gt.box_format), difficult, _corners(dt.boxes, dt.box_format), groups,
+                list(params.iou_thrs), iou_test=params.iou_test, plus_one=params.plus_one,
+            )  # fmt: skip
+
+        return voc_matches(match_in_rank_order(run, dt, len(gt.categories), params), gt, dt, difficult)
 
     def reduce(self, matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocResult:
         from deteval.accumulation import integrators as integ
@@ -271,7 +313,7 @@ class VocProtocol(Protocol):
         m, thrs, names_i = matches, params.iou_thrs, params.integrators
         n_cat = len(gt.categories)
         valid = self.scored(m.npos)
-        order, offsets = rank_by_category(m.category, m.score, n_cat)
+        order, offsets = rank_by_category(m.category, m.score, n_cat, params.ties)
         scores = np.ascontiguousarray(m.score[order])
         ap = np.empty((len(thrs), n_cat, len(names_i)))
         for t in range(len(thrs)):
@@ -343,7 +385,7 @@ class VocProtocol(Protocol):
     #
     # A detection's outcome depends on its image's rows only, so each batch is matched alone; what is kept is
     # per detection its image, class, score, outcome at each threshold and its row among its image's rows.
-    # The result ranks them as reduce() does, ties (ties="item") in the order of a dataset that lists the
+    # The result ranks them as reduce() does (every tie policy), over the rows of a dataset that lists the
     # detections image by image, images ascending by id, each image's rows in the order given: that of
     # evaluate() on such a dataset, whatever the batches, their order and the shards merged.
 
@@ -467,6 +509,8 @@ class VocReplayStats(Replay):
         r = self.record
         m = r.matches
         args = (m.category, m.image, m.score, m.outcome, r.pos_image, r.pos_category, r.n_cat, len(r.image_ids))
+        if r.params.ties == "argsort":
+            return build_voc_index(*args, ties="argsort", claim=m.claim)
         return build_voc_index(*args)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:
