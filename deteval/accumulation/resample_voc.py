@@ -33,6 +33,7 @@ import numpy as np
 from deteval.accumulation.accumulate import rank_by_category
 from deteval.jit import njit
 from deteval.matching.argsort_classic import classic_rank_slices
+from deteval.matching.voc import first_claims_win
 
 __all__ = ["ClassicReplayIndex", "VocReplayIndex", "build_voc_index", "voc_replicate"]
 
@@ -238,17 +239,8 @@ def _classic_replicate(
     classic_rank_slices(ranked, offsets, np.ascontiguousarray(index.score[rows]))
     rows, copy = rows[ranked], copy[ranked]
     outcome = index.outcome[:, rows]
-    if index.claim is not None:
-        for t in range(len(outcome)):
-            claim = index.claim[t, rows]
-            at = np.flatnonzero(claim >= 0)  # ranked positions, ascending
-            if not len(at):
-                continue
-            # the first ranked claim on each (copy, ground truth) is the TP, every later one FP
-            by_claim = at[np.lexsort((at, claim[at], copy[at]))]
-            keys = np.stack([copy[by_claim], claim[by_claim]])
-            first = np.concatenate([[True], np.any(keys[:, 1:] != keys[:, :-1], axis=0)])
-            outcome[t, by_claim] = np.where(first, 1, 0)
+    if index.claim is not None:  # the matching visits equal scores of an image in this ranking too
+        first_claims_win(outcome, index.claim[:, rows], copy, np.arange(len(rows)))
     return outcome, index.score[rows], offsets
 
 

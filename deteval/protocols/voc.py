@@ -387,7 +387,10 @@ class VocProtocol(Protocol):
     # per detection its image, class, score, outcome at each threshold and its row among its image's rows.
     # The result ranks them as reduce() does (every tie policy), over the rows of a dataset that lists the
     # detections image by image, images ascending by id, each image's rows in the order given: that of
-    # evaluate() on such a dataset, whatever the batches, their order and the shards merged.
+    # evaluate() on such a dataset, whatever the batches, their order and the shards merged. Under
+    # ties="argsort" that ranking orders an image's equal scores by every row of the class, which no batch
+    # knows: each detection also keeps, per threshold, the ground truth it claims (its index among its
+    # image's, in two more state columns), and the result gives each claim's TP to the first ranked.
 
     stream_spec = StreamSpec(
         formats={"bbox": {"xyxy": "xyxy", "xywh": "xywh", "cxcywh": "xywh"}},
@@ -404,7 +407,8 @@ class VocProtocol(Protocol):
         return self.params(iou_type, compat=compat, **options)
 
     def stream_shape(self, params: VocParams) -> tuple[int, int, int, int]:
-        return 1, len(params.iou_thrs), 1, 0
+        # state columns: the outcome; under ties="argsort" the claim's two bytes besides
+        return (3 if params.ties == "argsort" else 1), len(params.iou_thrs), 1, 0
 
     def stream_match(self, preds: Detections, gt: GroundTruth, params: VocParams, extra: Mapping) -> StreamPart:
         m = self.match(preds, gt, params)
@@ -412,12 +416,15 @@ class VocProtocol(Protocol):
         first = np.searchsorted(preds.image[order], preds.image[order])
         rank = np.empty(len(preds), np.int32)
         rank[order] = np.arange(len(preds)) - first
+        state = np.where(m.outcome == -1, 2, m.outcome).astype(np.int8).T[:, None, :]
+        if m.claim is not None:
+            state = np.concatenate([state, _claim_bytes(m.claim, gt)], axis=1)
         return StreamPart(
             det_image=np.asarray(m.image, np.int32),
             det_category=np.asarray(m.category, np.int32),
             det_rank=rank,
             det_score=np.asarray(m.score, np.float64),
-            det_state=np.where(m.outcome == -1, 2, m.outcome).astype(np.int8).T[:, None, :],
+            det_state=state,
             npig=m.npos[:, None].astype(np.int64),
             ndet=m.ndet.astype(np.int64),
         )
@@ -433,10 +440,38 @@ class VocProtocol(Protocol):
             npos=rows.npig[:, 0].copy(),
             ndet=rows.ndet,
         )
+        if params.ties == "argsort" and len(order):
+            from deteval.accumulation.accumulate import rank_by_category
+            from deteval.matching.voc import first_claims_win
+
+            claim = _claims_of_bytes(rows.det_state[order, 1:, :])
+            ranked, _ = rank_by_category(m.category, m.score, len(categories), params.ties)
+            position = np.empty(len(ranked), np.int64)
+            position[ranked] = np.arange(len(ranked))
+            first_claims_win(m.outcome, claim, m.image.astype(np.int64), position)
         result = self.reduce(m, _no_rows(IdTable(rows.image_ids), categories), params)
         result.replay = None  # the positives' rows are not kept: no bootstrap of a streamed result
         result.summary_lines = self.summarize(result, params)
         return result
+
+
+def _claim_bytes(claim: np.ndarray, gt: GroundTruth) -> np.ndarray:
+    """int8 (D, 2, T): each claim (T, D) as the index of its ground truth among its image's, plus 1 (0: none),
+    in two bytes."""
+    by_image = np.argsort(gt.image, kind="stable")
+    counts = np.bincount(gt.image, minlength=len(gt.images)) if len(gt) else np.zeros(len(gt.images), np.int64)
+    local = np.empty(len(gt), np.int64)
+    local[by_image] = np.arange(len(gt)) - np.repeat(np.cumsum(counts) - counts, counts)
+    if len(gt) and local.max() >= 65535:
+        raise InputError("target", None, "an image holds 65,535 ground-truth boxes or more: too many to stream")
+    code = np.where(claim >= 0, local[np.maximum(claim, 0)] + 1, 0).astype(np.uint16).T  # (D, T)
+    return np.stack([(code & 255).astype(np.uint8), (code >> 8).astype(np.uint8)], axis=1).view(np.int8)
+
+
+def _claims_of_bytes(state: np.ndarray) -> np.ndarray:
+    """int64 (T, D) claims from :func:`_claim_bytes`' columns (D, 2, T): -1 none, else an index in the image."""
+    b = state.view(np.uint8).astype(np.int64)
+    return (b[:, 0, :] | (b[:, 1, :] << 8)).T - 1
 
 
 def _no_rows(images: IdTable, categories: IdTable) -> GroundTruth:

@@ -120,7 +120,8 @@ def test_comp4_files_in_file_order_equal_the_oracle(tmp_path, protocol):
         (tmp_path / f"comp4_det_test_{name}.txt").write_text(text)
     res = deteval.evaluate(str(tmp_path), str(VOC / "gt_xml"), protocol=protocol)
     difficult = gt.difficult | gt.crowd | gt.ignore
-    gts = [(int(i), int(c), tuple(b), bool(x)) for i, c, b, x in zip(gt.image, gt.category, gt.boxes.tolist(), difficult)]
+    rows_gt = zip(gt.image, gt.category, gt.boxes.tolist(), difficult)
+    gts = [(int(i), int(c), tuple(b), bool(x)) for i, c, b, x in rows_gt]
     index = {str(v): k for k, v in enumerate(gt.images.ids)}
     names = [gt.categories.name_of(k) for k in range(len(gt.categories))]
     dets = [(index[im], names.index(name), s, b) for name in sorted(rows) for im, s, b in rows[name]]

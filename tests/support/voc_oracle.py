@@ -5,12 +5,12 @@ The rules, per class: the positives are its non-difficult ground truth; detectio
 descending score as voc_eval.py sorts them, ``np.argsort(-confidence)`` over the class's rows in file
 order, with the order of equal scores numpy < 1.25 gave (``ties="argsort"``: numpy itself where it is older
 than 1.25, else deteval's emulation, which tests/unit/matching/test_argsort_classic.py holds to numpy
-1.24's permutations), or stably (``ties="item"``: ties keep file order); each detection takes its first-maximum-IoU ground truth in its image (+1 pixel, IoU > thr):
-difficult -> neither TP nor FP, free -> TP (taken), taken -> FP; below the threshold (or no ground truth)
--> FP. Precision is ``tp / max(tp + fp, eps)`` (detectron2's guard); AP is the 11-point or all-point
-rule; mAP is the mean over the classes with positives. It shares no code with deteval but the emulated
-sort; its numbers are
-checked against the stored voc_eval reference on voc100 (tests/parity/test_bootstrap_voc.py).
+1.24's permutations), or stably (``ties="item"``: ties keep file order); each detection takes its
+first-maximum-IoU ground truth in its image (+1 pixel, IoU > thr): difficult -> neither TP nor FP, free ->
+TP (taken), taken -> FP; below the threshold (or no ground truth) -> FP. Precision is
+``tp / max(tp + fp, eps)`` (detectron2's guard); AP is the 11-point or all-point rule; mAP is the mean over
+the classes with positives. It shares no code with deteval but the emulated sort; its numbers are checked
+against the stored voc_eval reference on voc100 (tests/parity/test_bootstrap_voc.py).
 """
 
 from __future__ import annotations
