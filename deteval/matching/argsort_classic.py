@@ -50,42 +50,49 @@ def _msb(n):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _heap_sort(v, idx, lo, n):  # pragma: no cover - numba
-    """Heap sort of ``idx[lo:lo + n]`` by ``v[idx]``, with the 1-based indexing of a binary heap."""
-    base = lo - 1  # heap slot s is idx[base + s]
+def _heap_sort(key, idx, lo, n):  # pragma: no cover - numba
+    """Heap sort of ``key[lo:lo + n]`` (``idx`` moved alike), with the 1-based indexing of a binary heap."""
+    base = lo - 1  # heap slot s is position base + s
     for top in range(n >> 1, 0, -1):
-        tmp = idx[base + top]
+        tk, ti = key[base + top], idx[base + top]
         i, j = top, top << 1
         while j <= n:
-            if j < n and _less(v[idx[base + j]], v[idx[base + j + 1]]):
+            if j < n and _less(key[base + j], key[base + j + 1]):
                 j += 1
-            if _less(v[tmp], v[idx[base + j]]):
-                idx[base + i] = idx[base + j]
+            if _less(tk, key[base + j]):
+                key[base + i], idx[base + i] = key[base + j], idx[base + j]
                 i = j
                 j += j
             else:
                 break
-        idx[base + i] = tmp
+        key[base + i], idx[base + i] = tk, ti
     while n > 1:
-        tmp = idx[base + n]
-        idx[base + n] = idx[base + 1]
+        tk, ti = key[base + n], idx[base + n]
+        key[base + n], idx[base + n] = key[base + 1], idx[base + 1]
         n -= 1
         i, j = 1, 2
         while j <= n:
-            if j < n and _less(v[idx[base + j]], v[idx[base + j + 1]]):
+            if j < n and _less(key[base + j], key[base + j + 1]):
                 j += 1
-            if _less(v[tmp], v[idx[base + j]]):
-                idx[base + i] = idx[base + j]
+            if _less(tk, key[base + j]):
+                key[base + i], idx[base + i] = key[base + j], idx[base + j]
                 i = j
                 j += j
             else:
                 break
-        idx[base + i] = tmp
+        key[base + i], idx[base + i] = tk, ti
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap(key, idx, a, b):  # pragma: no cover - numba
+    key[a], key[b] = key[b], key[a]
+    idx[a], idx[b] = idx[b], idx[a]
 
 
 @njit(cache=True, nogil=True)
-def _introsort(v, idx):  # pragma: no cover - numba
-    """Sort ``idx`` (a permutation, ``arange`` for argsort) by ``v[idx]`` as numpy < 1.25's argsort did."""
+def _introsort(key, idx):  # pragma: no cover - numba
+    """Sort ``idx`` as numpy < 1.25's argsort sorted it by the keys; ``key`` (``keys[idx]``, a copy) is moved
+    alongside, so comparisons read memory in order: the permutation is the one the indirect sort makes."""
     num = len(idx)
     stack = np.empty(2 * 64, np.int64)  # (pl, pr) pairs: the larger parts, at most log2(n) deep
     depths = np.empty(64, np.int64)
@@ -94,31 +101,30 @@ def _introsort(v, idx):  # pragma: no cover - numba
     cdepth = _msb(num) * 2
     while True:
         if cdepth < 0:
-            _heap_sort(v, idx, pl, pr - pl + 1)
+            _heap_sort(key, idx, pl, pr - pl + 1)
         else:
             while pr - pl > _SMALL:
                 pm = pl + ((pr - pl) >> 1)
-                if _less(v[idx[pm]], v[idx[pl]]):
-                    idx[pm], idx[pl] = idx[pl], idx[pm]
-                if _less(v[idx[pr]], v[idx[pm]]):
-                    idx[pr], idx[pm] = idx[pm], idx[pr]
-                if _less(v[idx[pm]], v[idx[pl]]):
-                    idx[pm], idx[pl] = idx[pl], idx[pm]
-                vp = v[idx[pm]]
+                if _less(key[pm], key[pl]):
+                    _swap(key, idx, pm, pl)
+                if _less(key[pr], key[pm]):
+                    _swap(key, idx, pr, pm)
+                if _less(key[pm], key[pl]):
+                    _swap(key, idx, pm, pl)
+                vp = key[pm]
                 pi, pj = pl, pr - 1
-                idx[pm], idx[pj] = idx[pj], idx[pm]
+                _swap(key, idx, pm, pj)
                 while True:
                     pi += 1
-                    while _less(v[idx[pi]], vp):
+                    while _less(key[pi], vp):
                         pi += 1
                     pj -= 1
-                    while _less(vp, v[idx[pj]]):
+                    while _less(vp, key[pj]):
                         pj -= 1
                     if pi >= pj:
                         break
-                    idx[pi], idx[pj] = idx[pj], idx[pi]
-                pk = pr - 1
-                idx[pi], idx[pk] = idx[pk], idx[pi]
+                    _swap(key, idx, pi, pj)
+                _swap(key, idx, pi, pr - 1)
                 if pi - pl < pr - pi:  # the larger part waits on the stack
                     stack[2 * sp], stack[2 * sp + 1] = pi + 1, pr
                     pr = pi - 1
@@ -129,13 +135,12 @@ def _introsort(v, idx):  # pragma: no cover - numba
                 depths[sp] = cdepth
                 sp += 1
             for p in range(pl + 1, pr + 1):
-                vi = idx[p]
-                key = v[vi]
+                vk, vi = key[p], idx[p]
                 q = p
-                while q > pl and _less(key, v[idx[q - 1]]):
-                    idx[q] = idx[q - 1]
+                while q > pl and _less(vk, key[q - 1]):
+                    key[q], idx[q] = key[q - 1], idx[q - 1]
                     q -= 1
-                idx[q] = vi
+                key[q], idx[q] = vk, vi
         if sp == 0:
             break
         sp -= 1
@@ -146,7 +151,7 @@ def _introsort(v, idx):  # pragma: no cover - numba
 @njit(cache=True, nogil=True)
 def _argsort_kernel(keys):  # pragma: no cover - numba
     idx = np.arange(len(keys))
-    _introsort(keys, idx)
+    _introsort(keys.copy(), idx)
     return idx
 
 
