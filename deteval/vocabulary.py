@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 # AP integrators (deteval.accumulation.integrators): how a precision/recall curve becomes one number
 INTEGRATORS = ("coco101", "voc11", "all_points", "non_interpolated")
-# how equal scores are ranked: each detection in row order, or a tie block as one step (scikit-learn)
-TIE_POLICIES = ("item", "group")
+# how equal scores are ranked: each detection in row order (a stable sort), a tie block as one step
+# (scikit-learn), or each detection where np.argsort(-score) put it before numpy 1.25 (voc_eval.py's order)
+TIE_POLICIES = ("item", "group", "argsort")
 # the 11 recall points of VOC07: np.arange(0., 1.1, 0.1) (voc_eval.py) or MATLAB's 0:0.1:1
 VOC11_GRIDS = ("numpy", "matlab")
 # VOC's IoU test: IoU > threshold (voc_eval.py, detectron2) or IoU >= threshold (MATLAB devkit)

@@ -376,6 +376,11 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         )),
     ],
     'voc': [
+        ('deteval.matching.argsort_classic.classic_rank_slices', (
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(int64, 1, 'C', False, aligned=True)",
+            "Array(float64, 1, 'C', False, aligned=True)",
+        )),
         ('deteval.matching.voc._match_boxes', (
             'int64',
             'int64',

@@ -26,6 +26,7 @@ import numpy as np
 
 from deteval.accumulation.integrators import coco101_from_true_positives, counts_reaching
 from deteval.jit import njit, run_chunks
+from deteval.matching.argsort_classic import classic_rank_slices
 from deteval.matching.sorting import (
     counting_sort,
     sort_by_score_desc,
@@ -33,6 +34,7 @@ from deteval.matching.sorting import (
     sort_slices_range,
 )
 from deteval.tuning import TUNING
+from deteval.vocabulary import TIE_POLICIES
 
 
 @njit(cache=True, nogil=True)
@@ -269,13 +271,30 @@ def accumulate(
     return precision, recall, scores
 
 
-def rank_by_category(category: np.ndarray, score: np.ndarray, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each category's rows by descending score, ties in row order (a stable sort): ``(order, offsets)``.
+def rank_by_category(
+    category: np.ndarray, score: np.ndarray, n_cat: int, ties: str = "item"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each category's rows by descending score: ``(order, offsets)``.
 
     ``order[offsets[k]:offsets[k + 1]]`` are category ``k``'s rows, best first: the ranking VOC's
     integrators and the score-threshold analyses read. (COCO's accumulation ranks inside its kernel,
-    with the same rule over rows in image order.)
+    with the same rule over rows in image order.) Equal scores stand by ``ties``:
+
+    * ``"item"`` and ``"group"``: in row order (a stable sort); ``"group"`` makes each run one step later,
+      in the integrators;
+    * ``"argsort"``: where ``np.argsort(-score[rows])`` put them under numpy < 1.25, ``rows`` being the
+      category's rows in row order: ``voc_eval.py``'s ranking of a class's detections in file order
+      (:mod:`deteval.matching.argsort_classic`).
     """
-    order = np.lexsort((-score, category))
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    category = np.asarray(category)
+    score = np.ascontiguousarray(score, np.float64)
+    if ties == "argsort":
+        order = np.argsort(category, kind="stable").astype(np.int64)
+    else:
+        order = np.lexsort((-score, category))
     offsets = np.searchsorted(category[order], np.arange(n_cat + 1), side="left").astype(np.int64)
+    if ties == "argsort" and len(order):
+        classic_rank_slices(order, offsets, score)
     return order, offsets

@@ -5,7 +5,7 @@ positive or neither (a detection matched to a difficult or ignored ground truth:
 point of the curve and moves no count). The curve's points are the running counts of true and
 false positives:
 
-* ``ties="item"``: every row is a point;
+* ``ties="item"`` (or ``"argsort"``, the same here: it names how the rows were ranked): every row is a point;
 * ``ties="group"``: a run of equal scores enters the curve at once, so only the last row of each
   run is a point (scikit-learn's ``precision_recall_curve``; AP then does not depend on the order
   inside ties). ``-0.0`` and ``0.0`` tie; a NaN ties with nothing.

@@ -35,6 +35,9 @@ Tie policies (``ties``):
     Only the last row of each run of equal scores is a point, as scikit-learn's
     ``precision_recall_curve`` does: a tie block enters the curve all at once,
     which makes AP independent of the order inside ties.
+``"argsort"``
+    Every row is a point, as ``"item"``: here the rows come ranked, and this policy names the ranking
+    (``np.argsort(-score)`` under numpy < 1.25, :func:`deteval.accumulation.accumulate.rank_by_category`).
 
 Sums are numpy's pairwise summation where the reference tools call ``np.sum``
 or ``np.mean``, so results are bit-identical to them, not merely close.

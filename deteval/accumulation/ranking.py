@@ -277,6 +277,8 @@ def average_precision(
     -------
     average_precision : float
     """
+    if ties not in ("item", "group"):  # "argsort" names the VOC family's ranking of detections, not this one
+        raise InputError("ties", None, f"must be 'item' or 'group' here, got {ties!r}")
     rel, s = rank_relevance(relevance, scores)
     r = _check_n_relevant(n_relevant, rel)
     if ties == "group" and s is None:

@@ -15,6 +15,13 @@ Each class is ranked once (:func:`build_voc_index`); a replicate (:func:`voc_rep
 ranked row as many times as its image is drawn and re-orders only the runs of equal scores, then hands the
 ranked outcomes to the integrators the protocol uses, so the AP is the same bits as evaluating that
 dataset. This is cheaper than COCO's replay needs to be: VOC datasets are small (one threshold or a few).
+
+Under ``ties="argsort"`` (``np.argsort(-score)`` as numpy < 1.25 ordered a class's rows,
+:mod:`deteval.matching.argsort_classic`) the order of equal scores depends on every row of the class, so a
+replicate lists each class's rows of the materialised dataset (as above) and ranks them with that sort
+(:class:`ClassicReplayIndex`). The matching visits an image's equal scores in that ranking too: of the
+detections that claim one ground truth (``VocMatches.claim``), the first ranked in each copy of the image
+is the TP, the others FP.
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ import numpy as np
 
 from deteval.accumulation.accumulate import rank_by_category
 from deteval.jit import njit
+from deteval.matching.argsort_classic import classic_rank_slices
+from deteval.matching.voc import first_claims_win
 
-__all__ = ["VocReplayIndex", "build_voc_index", "voc_replicate"]
+__all__ = ["ClassicReplayIndex", "VocReplayIndex", "build_voc_index", "voc_replicate"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,23 @@ class VocReplayIndex:
     span: int  # key_rank < span
 
 
+@dataclass(frozen=True)
+class ClassicReplayIndex:
+    """Under ``ties="argsort"``: the detections in row order, grouped by image, with their claims."""
+
+    outcome: np.ndarray  # int8 (T, D), row order
+    claim: np.ndarray | None  # int64 (T, D): the ground-truth row claimed (-1 none); None: no re-decision
+    score: np.ndarray  # float64 (D,)
+    category: np.ndarray  # int64 (D,)
+    image: np.ndarray  # int64 (D,)
+    image_rows: np.ndarray  # int64 (D,): rows image by image, each image's in row order
+    image_off: np.ndarray  # int64 (I + 1,)
+    pos_image: np.ndarray  # int64 (P,)
+    pos_category: np.ndarray  # int64 (P,)
+    n_images: int
+    n_cat: int
+
+
 def build_voc_index(
     category: np.ndarray,
     image: np.ndarray,
@@ -56,12 +82,31 @@ def build_voc_index(
     pos_category: np.ndarray,
     n_cat: int,
     n_images: int,
-) -> VocReplayIndex:
+    ties: str = "item",
+    claim: np.ndarray | None = None,
+) -> VocReplayIndex | ClassicReplayIndex:
     """Rank the matched detections (``VocMatches``' rows and ``outcome`` (T, D)) as the VOC protocols do,
-    once for many replicates; ``pos_*`` are the ground truth counted as positives (not difficult)."""
+    once for many replicates; ``pos_*`` are the ground truth counted as positives (not difficult).
+    ``ties="argsort"`` (with the matches' ``claim``) gives a :class:`ClassicReplayIndex`."""
     category = np.asarray(category, np.int64)
     image = np.asarray(image, np.int64)
     score = np.asarray(score, np.float64)
+    if ties == "argsort":
+        by_image = np.argsort(image, kind="stable").astype(np.int64)
+        counts = np.bincount(image, minlength=n_images) if len(image) else np.zeros(n_images, np.int64)
+        return ClassicReplayIndex(
+            outcome=np.ascontiguousarray(np.asarray(outcome, np.int8)),
+            claim=None if claim is None else np.ascontiguousarray(claim, np.int64),
+            score=np.ascontiguousarray(score),
+            category=np.ascontiguousarray(category),
+            image=np.ascontiguousarray(image),
+            image_rows=by_image,
+            image_off=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            pos_image=np.asarray(pos_image, np.int64),
+            pos_category=np.asarray(pos_category, np.int64),
+            n_images=int(n_images),
+            n_cat=int(n_cat),
+        )
     order, cat_off = rank_by_category(category, score, n_cat)
     n = len(order)
     # each row's place among its image's rows, in row order
@@ -143,11 +188,64 @@ def _expand_kernel(draw, n_images, image, key_rank, tie_end, cat_off, span, by_d
     return rows, off
 
 
-KERNELS = (_expand_kernel,)
+@njit(cache=True, nogil=True)
+def _materialise_kernel(draw, by_draw, image, category, image_rows, image_off, n_cat):  # pragma: no cover - numba
+    """The rows of the replicate's dataset class by class, each class's in the dataset's row order: ``(rows,
+    copy, offsets)``, ``copy`` the draw position of the row's image (0 for a slice)."""
+    n_images = len(image_off) - 1
+    drawn = np.zeros(n_images, np.int64)
+    for j in range(len(draw)):
+        drawn[draw[j]] += 1
+    off = np.zeros(n_cat + 1, np.int64)
+    if by_draw:
+        for j in range(len(draw)):
+            for p in range(image_off[draw[j]], image_off[draw[j] + 1]):
+                off[category[image_rows[p]] + 1] += 1
+    else:
+        for r in range(len(image)):
+            if drawn[image[r]] > 0:
+                off[category[r] + 1] += 1
+    for k in range(n_cat):
+        off[k + 1] += off[k]
+    fill = off[:-1].copy()
+    rows = np.empty(off[n_cat], np.int64)
+    copy = np.zeros(off[n_cat], np.int64)
+    if by_draw:
+        for j in range(len(draw)):
+            for p in range(image_off[draw[j]], image_off[draw[j] + 1]):
+                r = image_rows[p]
+                rows[fill[category[r]]] = r
+                copy[fill[category[r]]] = j
+                fill[category[r]] += 1
+    else:
+        for r in range(len(image)):
+            if drawn[image[r]] > 0:
+                rows[fill[category[r]]] = r
+                fill[category[r]] += 1
+    return rows, copy, off
+
+
+KERNELS = (_expand_kernel, _materialise_kernel)
+
+
+def _classic_replicate(
+    index: ClassicReplayIndex, draw: np.ndarray, by_draw: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranked outcomes (T, C), scores (C,) and class offsets of a replicate under ``ties="argsort"``."""
+    rows, copy, offsets = _materialise_kernel(
+        draw, by_draw, index.image, index.category, index.image_rows, index.image_off, index.n_cat
+    )
+    ranked = np.arange(len(rows), dtype=np.int64)
+    classic_rank_slices(ranked, offsets, np.ascontiguousarray(index.score[rows]))
+    rows, copy = rows[ranked], copy[ranked]
+    outcome = index.outcome[:, rows]
+    if index.claim is not None:  # the matching visits equal scores of an image in this ranking too
+        first_claims_win(outcome, index.claim[:, rows], copy, np.arange(len(rows)))
+    return outcome, index.score[rows], offsets
 
 
 def voc_replicate(
-    index: VocReplayIndex, draw: np.ndarray, by_draw: bool = True
+    index: VocReplayIndex | ClassicReplayIndex, draw: np.ndarray, by_draw: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The ranking of the images ``draw`` (dense indices in the order they stand, repeats allowed) as the
     VOC protocols rank that materialised dataset: ``(outcome (T, C), score (C,), offsets (K + 1,), npos (K,))``.
@@ -158,6 +256,11 @@ def voc_replicate(
     draw = np.ascontiguousarray(draw, np.int64)
     if len(draw) and (draw.min() < 0 or draw.max() >= index.n_images):
         raise ValueError(f"image indices must lie in [0, {index.n_images})")
+    if isinstance(index, ClassicReplayIndex):
+        outcome, score, offsets = _classic_replicate(index, draw, by_draw)
+        w = np.bincount(draw, minlength=index.n_images)
+        npos = np.bincount(index.pos_category, weights=w[index.pos_image], minlength=index.n_cat)
+        return outcome, score, offsets, npos.astype(np.int64)
     rows, offsets = _expand_kernel(
         draw, index.n_images, index.image, index.key_rank, index.tie_end, index.cat_off, index.span, by_draw
     )

@@ -131,9 +131,10 @@ class Evaluator:
 
         ``"voc07"``, ``"voc10"``: PASCAL VOC's AP; a target may add ``difficult`` (m,) besides ``iscrowd`` and
         ``ignore`` (all three are VOC's difficult). Boxes "xyxy" (default) and "xywh" are read as given (the
-        numbers of ``evaluate()`` on containers of the same boxes), "cxcywh" becomes xywh. Score ties
-        (``ties="item"``) rank as in a dataset listing its detections image by image, images ascending by
-        id, each image's rows in the order given: ``evaluate()`` on such a dataset gives the same result.
+        numbers of ``evaluate()`` on containers of the same boxes), "cxcywh" becomes xywh. Score ties rank (by
+        ``ties``: "argsort", the default, or "item") as in a dataset listing its detections image by image,
+        images ascending by id, each image's rows in the order given: ``evaluate()`` on such a dataset gives
+        the same result.
         Their options (``iou_thrs``, ``integrator``, ``iou_test``, ``plus_one``, ``ties``, ``grid``) are
         keywords (``**options``). ``"dota"``: the same, on quadrilaterals, ``box_format`` "poly" (n, 8); a
         self-intersecting one is an error (the DOTA reader warns).

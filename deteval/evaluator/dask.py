@@ -12,8 +12,9 @@ Two entry points, both giving the arrays of :func:`deteval.evaluate`, bit for bi
 Any protocol with streaming evaluation (:meth:`deteval.protocols.base.Protocol.streaming`) but a
 federated one (LVIS) runs here: its ``stream_match`` matches each part and its ``stream_result``
 reduces the merged states; others are refused with one error naming the protocol. VOC-family
-protocols rank score ties image by image (ascending ids), each image's rows in file order: the result
-of ``evaluate()`` when the detections are listed so (see :class:`deteval.evaluator.Evaluator`).
+protocols rank score ties (by their ``ties``) over the rows image by image (ascending ids), each image's
+rows in file order: the result of ``evaluate()`` when the detections are listed so (see
+:class:`deteval.evaluator.Evaluator`).
 
 Each worker returns an :class:`~deteval.evaluator.state.EvaluatorState` (about 64 bytes per kept
 detection with COCO's defaults); one task merges them and ranks and reduces. A

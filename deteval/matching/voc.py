@@ -175,3 +175,24 @@ def match_voc(
         outcome, matched, best_gt, best_iou,
     )  # fmt: skip
     return outcome, matched, best_gt, best_iou
+
+
+def first_claims_win(outcome: np.ndarray, claim: np.ndarray, copy: np.ndarray, position: np.ndarray) -> None:
+    """VOC's rule again for another visiting order, in place: of the detections that claim one ground truth
+    in one copy of an image, the first visited is the TP and every other one an FP.
+
+    ``outcome`` int8 (T, N) and ``claim`` int64 (T, N): the ground truth each detection claims at each threshold
+    (its best one, passing the IoU test, not difficult; -1 none, whose outcome is left as it is); ``copy`` (N,):
+    which copy of an image the detection belongs to (claims of different copies never meet); ``position`` (N,):
+    the visiting order. A claim's set of detections does not depend on the order (a detection's best ground
+    truth is taken or free, never another), only which of them comes first.
+    """
+    for t in range(len(outcome)):
+        at = np.flatnonzero(claim[t] >= 0)
+        if not len(at):
+            continue
+        by_claim = at[np.lexsort((position[at], claim[t, at], copy[at]))]
+        c, k = copy[by_claim], claim[t, by_claim]
+        first = np.ones(len(by_claim), bool)
+        first[1:] = (c[1:] != c[:-1]) | (k[1:] != k[:-1])
+        outcome[t, by_claim] = np.where(first, TP, FP)

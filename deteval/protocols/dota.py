@@ -6,7 +6,8 @@ It is VOC's rule with another IoU, so it runs VOC's path (:class:`deteval.protoc
 * the images are every ``*.txt`` of the ground-truth folder; the classes exactly those its files name
   (sorted), or, with ``classes`` (``--classes dota1.0|dota1.5|dota2.0|FILE``), that list in its order;
   mAP is the plain mean of their APs;
-* by descending score (stable: equal scores keep file order, where the devkit's quicksort is unstable),
+* by descending score (equal scores as the devkit's ``np.argsort(-confidence)`` ordered them under
+  numpy < 1.25, ``ties="argsort"``, the default; ``ties="item"``: file order),
   each detection takes the first highest-IoU ground truth of its class and image among those the
   devkit's enclosing-box pre-filter keeps (:mod:`deteval.geometry.quads`), difficult and taken ones
   included; IoU ``> 0.5`` on a difficult one: ignored; on a free one: TP; on a taken one: FP; else FP;
@@ -20,7 +21,7 @@ It is VOC's rule with another IoU, so it runs VOC's path (:class:`deteval.protoc
 
 The IoU is the exact one for simple quadrilaterals (either orientation, convex or not); the
 devkit's differs from it by a few 1e-11, so an IoU within that of 0.5 may be decided differently,
-and deteval makes no parity claim there, nor on tied scores. Self-intersecting quadrilaterals are
+and deteval makes no parity claim there. Self-intersecting quadrilaterals are
 scored as the devkit scores them (signed lobes, :mod:`deteval.geometry.quads`), with a warning naming
 the first file and line; ``strict=True`` (``--strict``) makes that an error.
 """
@@ -43,6 +44,7 @@ from deteval.protocols.voc import (
     VocParams,
     VocProtocol,
     checked_matching,
+    match_in_rank_order,
     parse_iou_thresholds,
     voc_matches,
 )
@@ -118,7 +120,8 @@ class DotaProtocol(VocProtocol):
         Option("classes", "--classes", "evaluate only these classes: dota1.0, dota1.5, dota2.0 or a file of names "
                "(default: every class the ground truth names)", metavar="LIST"),
         Option("iou_test", "--iou-test", "gt: IoU > t (the devkit; default); ge: IoU >= t", choices=IOU_TESTS),
-        Option("ties", "--ties", "item: stable order (default); group: tie blocks", choices=TIE_POLICIES),
+        Option("ties", "--ties", "argsort: equal scores as the devkit's np.argsort(-score) under numpy < 1.25 "
+               "(default); item: stable order; group: tie blocks", choices=TIE_POLICIES),
     )  # fmt: skip
     renamed_options: dict[str, str] = {}
 
@@ -155,11 +158,15 @@ class DotaProtocol(VocProtocol):
         if len(dt) and (dt.image.max() >= len(gt.images) or dt.category.max() >= len(gt.categories)):
             raise InputError(dt.source, None, "detections index images or categories outside the ground truth's tables")
         difficult = gt.difficult | gt.crowd | gt.ignore
-        groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
-        outcome, _, _, _ = match_voc(
-            gt.boxes, difficult, dt.boxes, groups, list(params.iou_thrs), iou_test=params.iou_test, geometry="quad"
-        )
-        return voc_matches(outcome, gt, dt, difficult)
+
+        def run(dt: Detections) -> tuple[np.ndarray, ...]:
+            groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
+            return match_voc(
+                gt.boxes, difficult, dt.boxes, groups, list(params.iou_thrs), iou_test=params.iou_test,
+                geometry="quad",
+            )
+
+        return voc_matches(match_in_rank_order(run, dt, len(gt.categories), params), gt, dt, difficult)
 
     # streaming: VOC's (VocProtocol.stream_match, stream_result), quadrilaterals (n, 8) as given
     stream_spec = dataclasses.replace(VocProtocol.stream_spec, formats={"bbox": {"poly": "quad"}})

@@ -1,17 +1,21 @@
 """PASCAL VOC protocols: ``voc07`` (11-point AP) and ``voc10`` (all-point AP).
 
 One evaluation: VOC matching (:mod:`deteval.matching.voc`) at every IoU
-threshold in one pass, then one stable ranking per class (descending score,
-ties in input order, :func:`deteval.accumulation.accumulate.rank_by_category`) reduced by
+threshold in one pass, then one ranking per class (descending score,
+:func:`deteval.accumulation.accumulate.rank_by_category`) reduced by
 an integrator from :mod:`deteval.accumulation.integrators`.
 
 Defaults (``configs/voc07.toml``, ``configs/voc10.toml``) reproduce
 py-faster-rcnn's ``voc_eval.py`` (and detectron2's VOC evaluator): IoU test
 ``>`` thr, the +1 pixel convention, the 11-point grid ``np.arange(0., 1.1, 0.1)``,
-IoU 0.5. Where they differ deliberately:
+IoU 0.5, and their ranking: ``np.argsort(-confidence)`` of a class's detections in
+file order, whose order of equal scores is that of numpy's introsort before numpy 1.25
+(``ties="argsort"``, :mod:`deteval.matching.argsort_classic`; the same bits on every machine,
+where newer numpy's argsort depends on the CPU). ``ties="item"`` ranks equal scores in row
+order (a stable sort). A class's rows are those of its comp4 file in file order; per-image text
+files give them image by image (files by name), each file's lines in order; COCO results, in list
+order. Where they differ deliberately:
 
-* the score sort is stable (theirs is numpy's unstable quicksort), so ties keep
-  input order and results do not depend on the numpy version;
 * precision is guarded (``tp / max(tp + fp, eps)``) as in detectron2, so a
   class whose top detection hits a difficult object gets no NaN;
 * classes without positives (no non-difficult ground truth) get no AP; they
@@ -110,7 +114,7 @@ class VocParams:
     integrators: tuple[str, ...]  # the first is the headline
     iou_test: str = "gt"
     plus_one: bool = True
-    ties: str = "item"
+    ties: str = "argsort"
     grid: str = "numpy"
     names: Any = None  # loading: class names file or list
     image_set: Any = None  # loading: image ids to evaluate
@@ -184,6 +188,7 @@ class VocMatches:
     score: np.ndarray  # float64 (D,)
     npos: np.ndarray  # int64 (K,): ground truth that is not difficult
     ndet: np.ndarray  # int64 (K,)
+    claim: np.ndarray | None = None  # int64 (T, D) under ties="argsort" (match_in_rank_order), else None
 
 
 def _corners(boxes: np.ndarray, box_format: str) -> np.ndarray:
@@ -193,11 +198,45 @@ def _corners(boxes: np.ndarray, box_format: str) -> np.ndarray:
     return np.ascontiguousarray(np.stack([x, y, x + w, y + h], axis=1), dtype=np.float64)
 
 
-def voc_matches(outcome: np.ndarray, gt: GroundTruth, dt: Detections, difficult: np.ndarray) -> VocMatches:
-    """:class:`VocMatches` of the matching kernel's ``outcome``: positives are the ground truth not ``difficult``."""
+def match_in_rank_order(
+    run: Any, dt: Detections, n_cat: int, params: VocParams
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(outcome (T, D), claim)`` of ``run(dt)`` (:func:`deteval.matching.voc.match_voc`'s four arrays), each
+    image's detections of a class visited in the class's ranking.
+
+    The matching visits an (image, class) group's detections by descending score, ties in row order. Under
+    ``ties="argsort"`` the reference visits them in its ranking of the class (``np.argsort(-confidence)``),
+    where equal scores of one image need not keep row order: ``run`` is given the rows in that ranking, so
+    that row order is the ranking's, and the arrays are put back in the rows' order. ``claim`` (int64 (T, D),
+    under ``"argsort"`` only, else None): the ground-truth row each detection claims at each threshold (its
+    best one, passing the IoU test, not difficult), -1 for none: of a claim's detections the first ranked is
+    the TP, which lets a resample re-rank equal scores (:mod:`deteval.accumulation.resample_voc`).
+    """
+    if params.ties != "argsort":
+        return run(dt)[0], None
+    from deteval.accumulation.accumulate import rank_by_category
+    from deteval.types import take_rows
+
+    order, _ = rank_by_category(dt.category, dt.score, n_cat, params.ties)
+    ranked = run(take_rows(dt, order))
+    outcome, best_gt, best_iou = np.empty_like(ranked[0]), np.empty_like(ranked[2]), np.empty_like(ranked[3])
+    outcome[:, order], best_gt[order], best_iou[order] = ranked[0], ranked[2], ranked[3]
+    thrs = np.asarray(params.iou_thrs, np.float64)[:, None]
+    passes = best_iou >= thrs if params.iou_test == "ge" else best_iou > thrs
+    claim = np.where(passes & (outcome != -1) & (best_gt >= 0), best_gt, -1).astype(np.int64)
+    return outcome, claim
+
+
+def voc_matches(
+    matched: tuple[np.ndarray, np.ndarray | None], gt: GroundTruth, dt: Detections, difficult: np.ndarray
+) -> VocMatches:
+    """:class:`VocMatches` of :func:`match_in_rank_order`'s ``(outcome, claim)``: positives are the ground truth
+    not ``difficult``."""
     n_cat = len(gt.categories)
+    outcome, claim = matched
     return VocMatches(
         outcome=outcome,
+        claim=claim,
         category=dt.category,
         image=dt.image,
         score=dt.score,
@@ -221,8 +260,8 @@ class VocProtocol(Protocol):
                choices=IOU_TESTS),
         Option("plus_one", "--no-plus-one", "continuous IoU, without VOC's +1 pixel convention", "switch",
                value=False),
-        Option("ties", "--ties", "item: stable order (default); group: tie blocks as scikit-learn",
-               choices=TIE_POLICIES),
+        Option("ties", "--ties", "argsort: equal scores as np.argsort(-score) under numpy < 1.25, voc_eval.py's "
+               "order (default); item: stable order; group: tie blocks as scikit-learn", choices=TIE_POLICIES),
         Option("grid", "--voc11-grid", "11-point grid: numpy np.arange(0,1.1,0.1) (default) or matlab 0:0.1:1",
                choices=VOC11_GRIDS),
         Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
@@ -265,12 +304,15 @@ class VocProtocol(Protocol):
         if params.plus_one:
             _warn_if_normalised(gt, dt)
         difficult = gt.difficult | gt.crowd | gt.ignore
-        groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
-        outcome, _, _, _ = match_voc(
-            _corners(gt.boxes, gt.box_format), difficult, _corners(dt.boxes, dt.box_format), groups,
-            list(params.iou_thrs), iou_test=params.iou_test, plus_one=params.plus_one,
-        )  # fmt: skip
-        return voc_matches(outcome, gt, dt, difficult)
+
+        def run(dt: Detections) -> tuple[np.ndarray, ...]:
+            groups = group_by_image_category(gt, dt, use_cats=True, max_det=None)
+            return match_voc(
+                _corners(gt.boxes, gt.box_format), difficult, _corners(dt.boxes, dt.box_format), groups,
+                list(params.iou_thrs), iou_test=params.iou_test, plus_one=params.plus_one,
+            )  # fmt: skip
+
+        return voc_matches(match_in_rank_order(run, dt, len(gt.categories), params), gt, dt, difficult)
 
     def reduce(self, matches: VocMatches, gt: GroundTruth, params: VocParams) -> VocResult:
         from deteval.accumulation import integrators as integ
@@ -279,7 +321,7 @@ class VocProtocol(Protocol):
         m, thrs, names_i = matches, params.iou_thrs, params.integrators
         n_cat = len(gt.categories)
         valid = self.scored(m.npos)
-        order, offsets = rank_by_category(m.category, m.score, n_cat)
+        order, offsets = rank_by_category(m.category, m.score, n_cat, params.ties)
         scores = np.ascontiguousarray(m.score[order])
         ap = np.empty((len(thrs), n_cat, len(names_i)))
         for t in range(len(thrs)):
@@ -351,9 +393,12 @@ class VocProtocol(Protocol):
     #
     # A detection's outcome depends on its image's rows only, so each batch is matched alone; what is kept is
     # per detection its image, class, score, outcome at each threshold and its row among its image's rows.
-    # The result ranks them as reduce() does, ties (ties="item") in the order of a dataset that lists the
+    # The result ranks them as reduce() does (every tie policy), over the rows of a dataset that lists the
     # detections image by image, images ascending by id, each image's rows in the order given: that of
-    # evaluate() on such a dataset, whatever the batches, their order and the shards merged.
+    # evaluate() on such a dataset, whatever the batches, their order and the shards merged. Under
+    # ties="argsort" that ranking orders an image's equal scores by every row of the class, which no batch
+    # knows: each detection also keeps, per threshold, the ground truth it claims (its index among its
+    # image's, in two more state columns), and the result gives each claim's TP to the first ranked.
 
     stream_spec = StreamSpec(
         formats={"bbox": {"xyxy": "xyxy", "xywh": "xywh", "cxcywh": "xywh"}},
@@ -370,7 +415,8 @@ class VocProtocol(Protocol):
         return self.params(iou_type, compat=compat, **options)
 
     def stream_shape(self, params: VocParams) -> tuple[int, int, int, int]:
-        return 1, len(params.iou_thrs), 1, 0
+        # state columns: the outcome; under ties="argsort" the claim's two bytes besides
+        return (3 if params.ties == "argsort" else 1), len(params.iou_thrs), 1, 0
 
     def stream_match(self, preds: Detections, gt: GroundTruth, params: VocParams, extra: Mapping) -> StreamPart:
         m = self.match(preds, gt, params)
@@ -378,12 +424,15 @@ class VocProtocol(Protocol):
         first = np.searchsorted(preds.image[order], preds.image[order])
         rank = np.empty(len(preds), np.int32)
         rank[order] = np.arange(len(preds)) - first
+        state = np.where(m.outcome == -1, 2, m.outcome).astype(np.int8).T[:, None, :]
+        if m.claim is not None:
+            state = np.concatenate([state, _claim_bytes(m.claim, gt)], axis=1)
         return StreamPart(
             det_image=np.asarray(m.image, np.int32),
             det_category=np.asarray(m.category, np.int32),
             det_rank=rank,
             det_score=np.asarray(m.score, np.float64),
-            det_state=np.where(m.outcome == -1, 2, m.outcome).astype(np.int8).T[:, None, :],
+            det_state=state,
             npig=m.npos[:, None].astype(np.int64),
             ndet=m.ndet.astype(np.int64),
         )
@@ -399,10 +448,38 @@ class VocProtocol(Protocol):
             npos=rows.npig[:, 0].copy(),
             ndet=rows.ndet,
         )
+        if params.ties == "argsort" and len(order):
+            from deteval.accumulation.accumulate import rank_by_category
+            from deteval.matching.voc import first_claims_win
+
+            claim = _claims_of_bytes(rows.det_state[order, 1:, :])
+            ranked, _ = rank_by_category(m.category, m.score, len(categories), params.ties)
+            position = np.empty(len(ranked), np.int64)
+            position[ranked] = np.arange(len(ranked))
+            first_claims_win(m.outcome, claim, m.image.astype(np.int64), position)
         result = self.reduce(m, _no_rows(IdTable(rows.image_ids), categories), params)
         result.replay = None  # the positives' rows are not kept: no bootstrap of a streamed result
         result.summary_lines = self.summarize(result, params)
         return result
+
+
+def _claim_bytes(claim: np.ndarray, gt: GroundTruth) -> np.ndarray:
+    """int8 (D, 2, T): each claim (T, D) as the index of its ground truth among its image's, plus 1 (0: none),
+    in two bytes."""
+    by_image = np.argsort(gt.image, kind="stable")
+    counts = np.bincount(gt.image, minlength=len(gt.images)) if len(gt) else np.zeros(len(gt.images), np.int64)
+    local = np.empty(len(gt), np.int64)
+    local[by_image] = np.arange(len(gt)) - np.repeat(np.cumsum(counts) - counts, counts)
+    if len(gt) and local.max() >= 65535:
+        raise InputError("target", None, "an image holds 65,535 ground-truth boxes or more: too many to stream")
+    code = np.where(claim >= 0, local[np.maximum(claim, 0)] + 1, 0).astype(np.uint16).T  # (D, T)
+    return np.stack([(code & 255).astype(np.uint8), (code >> 8).astype(np.uint8)], axis=1).view(np.int8)
+
+
+def _claims_of_bytes(state: np.ndarray) -> np.ndarray:
+    """int64 (T, D) claims from :func:`_claim_bytes`' columns (D, 2, T): -1 none, else an index in the image."""
+    b = state.view(np.uint8).astype(np.int64)
+    return (b[:, 0, :] | (b[:, 1, :] << 8)).T - 1
 
 
 def _no_rows(images: IdTable, categories: IdTable) -> GroundTruth:
@@ -475,6 +552,8 @@ class VocReplayStats(Replay):
         r = self.record
         m = r.matches
         args = (m.category, m.image, m.score, m.outcome, r.pos_image, r.pos_category, r.n_cat, len(r.image_ids))
+        if r.params.ties == "argsort":
+            return build_voc_index(*args, ties="argsort", claim=m.claim)
         return build_voc_index(*args)
 
     def replicate(self, index, draw: np.ndarray, by_draw: bool = True) -> list[float]:

@@ -136,6 +136,28 @@ def test_ties_between_images_break_by_draw_then_row():
         _check(reps[b], list(result.stats), gts_b, dets_b, len(idx), 20, "voc10", (0.5,), False)
 
 
+def test_duplicates_at_one_score_follow_the_classic_order():
+    """Every detection written three times at one score (one decimal): which copy takes the ground truth
+    follows the replicate's own ranking of its class (ties="argsort": numpy < 1.25's introsort over the
+    materialised rows), in replicates and slices alike."""
+    dt, gt = voc100()
+    rows = np.repeat(np.arange(len(dt)), 3)
+    dt = Detections(**{**dt.__dict__, "score": np.round(dt.score, 1)})
+    dt = Detections(**{k: (v[rows] if isinstance(v, np.ndarray) and len(v) == len(dt) else v)
+                       for k, v in dt.__dict__.items()})  # fmt: skip
+    gts, dets = rows_of(dt, gt)
+    result = deteval.evaluate(dt, gt, protocol="voc10", iou_thrs=[0.5, 0.7])
+    draws = file_draws(len(gt.images), 2, 5)
+    reps = stats_of_draws(result, draws_of(result, 2, 5))
+    for b, idx in enumerate(draws):
+        gts_b, dets_b = materialise(gts, dets, idx)
+        _check(reps[b], list(result.stats), gts_b, dets_b, len(idx), 20, "voc10", (0.5, 0.7), False)
+    picks = [np.unique(np.asarray(d, np.int64))[::2] for d in draws]
+    for row, d in zip(stats_of_draws(result, picks, by_draw=False), picks):
+        gts_s, dets_s = subset(gts, dets, d)
+        _check(row, list(result.stats), gts_s, dets_s, len(d), 20, "voc10", (0.5, 0.7), False)
+
+
 def test_intervals_bracket_the_point_and_json():
     dt, gt = voc100()
     result = deteval.evaluate(dt, gt, protocol="voc07", iou_thrs="0.5:0.95")

@@ -141,7 +141,8 @@ def test_cli_input_error_names_file_and_line(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------------------
-# toy7: 11-point and all-point AP at four IoU thresholds (README, 10 decimals, truncated)
+# toy7: 11-point and all-point AP at four IoU thresholds (README, 10 decimals, truncated). The source
+# project ranks with Python's sorted(), a stable sort: ties="item" is its order
 
 TOY_11 = [0.3333333333, 0.2683982683, 0.0303030303, 0.0]
 TOY_ALL = [0.3371980676, 0.2456866804, 0.0222222222, 0.0]
@@ -149,14 +150,15 @@ TOY_ALL = [0.3371980676, 0.2456866804, 0.0222222222, 0.0]
 
 @pytest.mark.parametrize("protocol,expected", [("voc07", TOY_11), ("voc10", TOY_ALL)])
 def test_toy7(protocol, expected):
-    res = evaluate(TOY / "dets", TOY / "gts", protocol=protocol, iou_thrs=[0.1, 0.3, 0.5, 0.75], box_format="xywh")
+    res = evaluate(TOY / "dets", TOY / "gts", protocol=protocol, iou_thrs=[0.1, 0.3, 0.5, 0.75], box_format="xywh",
+                   ties="item")
     got = res.arrays["ap"][:, 0, 0]
     assert np.all(np.abs(got - np.array(expected)) < 1e-10), got
 
 
 def test_toy7_expected_curve():
     exp = json.loads((TOY / "expected0_5.json").read_text())["person"]
-    res = evaluate(TOY / "dets", TOY / "gts", protocol="voc10", iou_thrs=0.5, box_format="xywh")
+    res = evaluate(TOY / "dets", TOY / "gts", protocol="voc10", iou_thrs=0.5, box_format="xywh", ties="item")
     order = np.argsort(res.arrays["rank"])
     o = res.arrays["outcome"][0, order]
     rec, prec, _ = integ.precision_recall(o == 1, o == 0, res.per_class[0]["npos"])

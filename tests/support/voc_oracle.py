@@ -2,12 +2,15 @@
 plainly over Python lists, for the tests that need VOC numbers on generated or resampled data.
 
 The rules, per class: the positives are its non-difficult ground truth; detections are sorted by
-descending score, **stably** (deteval's deliberate difference from voc_eval's quicksort: ties keep
-file order); each detection takes its first-maximum-IoU ground truth in its image (+1 pixel, IoU > thr):
-difficult -> neither TP nor FP, free -> TP (taken), taken -> FP; below the threshold (or no ground truth)
--> FP. Precision is ``tp / max(tp + fp, eps)`` (detectron2's guard); AP is the 11-point or all-point
-rule; mAP is the mean over the classes with positives. It shares no code with deteval; its numbers are
-checked against the stored voc_eval reference on voc100 (tests/parity/test_bootstrap_voc.py).
+descending score as voc_eval.py sorts them, ``np.argsort(-confidence)`` over the class's rows in file
+order, with the order of equal scores numpy < 1.25 gave (``ties="argsort"``: numpy itself where it is older
+than 1.25, else deteval's emulation, which tests/unit/matching/test_argsort_classic.py holds to numpy
+1.24's permutations), or stably (``ties="item"``: ties keep file order); each detection takes its
+first-maximum-IoU ground truth in its image (+1 pixel, IoU > thr): difficult -> neither TP nor FP, free ->
+TP (taken), taken -> FP; below the threshold (or no ground truth) -> FP. Precision is
+``tp / max(tp + fp, eps)`` (detectron2's guard); AP is the 11-point or all-point rule; mAP is the mean over
+the classes with positives. It shares no code with deteval but the emulated sort; its numbers are checked
+against the stored voc_eval reference on voc100 (tests/parity/test_bootstrap_voc.py).
 """
 
 from __future__ import annotations
@@ -40,9 +43,23 @@ def _ap(rec: np.ndarray, prec: np.ndarray, use_07: bool) -> float:
     return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
 
 
-def class_ap(gts, dets, cls, thr: float, use_07: bool, plus_one: bool = True):
+NUMPY_CLASSIC = tuple(int(p) for p in np.__version__.split(".")[:2]) < (1, 25)
+
+
+def argsort_desc(scores: list[float]) -> list[int]:
+    """``np.argsort(-np.array(scores))`` as numpy < 1.25 computed it."""
+    keys = -np.array(scores, dtype=np.float64)
+    if NUMPY_CLASSIC:
+        return np.argsort(keys).tolist()
+    from deteval.matching.argsort_classic import classic_argsort
+
+    return classic_argsort(keys).tolist()
+
+
+def class_ap(gts, dets, cls, thr: float, use_07: bool, plus_one: bool = True, ties: str = "argsort"):
     """AP of class ``cls`` (None without positives). ``gts``: (image, class, box, difficult) rows;
-    ``dets``: (image, class, score, box) rows in file order; boxes ``x1 y1 x2 y2``."""
+    ``dets``: (image, class, score, box) rows in file order; boxes ``x1 y1 x2 y2``; ``ties``: ``"argsort"``
+    (voc_eval.py's order) or ``"item"`` (stable)."""
     off = 1.0 if plus_one else 0.0
     by_image: dict = {}
     for im, c, box, diff in gts:
@@ -52,7 +69,10 @@ def class_ap(gts, dets, cls, thr: float, use_07: bool, plus_one: bool = True):
     if npos == 0:
         return None
     mine = [d for d in dets if d[1] == cls]
-    mine = sorted(mine, key=lambda d: -d[2])  # Python's sort is stable
+    if ties == "argsort":
+        mine = [mine[i] for i in argsort_desc([d[2] for d in mine])]
+    else:
+        mine = sorted(mine, key=lambda d: -d[2])  # Python's sort is stable
     tp, fp = np.zeros(len(mine)), np.zeros(len(mine))
     for k, (im, _, _, box) in enumerate(mine):
         objs = by_image.get(im, [])
@@ -77,8 +97,8 @@ def class_ap(gts, dets, cls, thr: float, use_07: bool, plus_one: bool = True):
     return _ap(rec, prec, use_07)
 
 
-def mean_ap(gts, dets, n_cls: int, thr: float, use_07: bool, plus_one: bool = True) -> float:
+def mean_ap(gts, dets, n_cls: int, thr: float, use_07: bool, plus_one: bool = True, ties: str = "argsort") -> float:
     """mAP over the classes with positives (-1 when none has any)."""
-    aps = [class_ap(gts, dets, c, thr, use_07, plus_one) for c in range(n_cls)]
+    aps = [class_ap(gts, dets, c, thr, use_07, plus_one, ties) for c in range(n_cls)]
     aps = [a for a in aps if a is not None]
     return float(np.mean(aps)) if aps else -1.0

@@ -369,6 +369,7 @@ def test_mean_variants():
         (lambda: r_precision([1, 0], n_relevant=2.0), r"n_relevant: must be a non-negative integer"),
         (lambda: average_precision_at_k([1, 0], 2, "min(K,R)"), r"denominator: must be one of"),
         (lambda: average_precision([1, 0], ties="group"), r"ties: ties='group' needs scores"),
+        (lambda: average_precision([1, 0], scores=[0.5, 0.5], ties="argsort"), r"ties: must be 'item' or 'group' here"),
         (lambda: mean_average_precision_at_k([[1], [0, 1]], 2, n_relevant=[1]), r"n_relevant: must have one entry"),
         (lambda: mean_average_precision_at_k(np.array([1, 0]), 2), r"relevances: must be a sequence"),
         (lambda: mean_r_precision([]), r"relevances: must hold at least one query"),

@@ -24,7 +24,7 @@ import deteval
 from deteval import protocols
 from deteval.errors import InputError
 from deteval.evaluator import Evaluator, merge_states
-from deteval.types import Detections, GroundTruth, take_rows
+from deteval.types import Detections, GroundTruth, IdTable, take_rows
 
 NO_STREAMING = r"protocol 'openimages' does not support streaming evaluation \(Evaluator, Dask\)"
 DATA = str(Path(__file__).resolve().parents[2] / "data")  # tests/data, wherever deteval is installed
@@ -144,6 +144,43 @@ def test_voc_streams_equal_evaluate(protocol, ties):
     assert ref.stats["mAP"] > 0
     cats = categories_of(gt)
     check_streaming(lambda: Evaluator(protocol=protocol, box_format="xywh", categories=cats), per_image(gt, dets), ref)
+
+
+@pytest.mark.parametrize("ties", ["argsort", "item"])
+def test_voc_streams_equal_evaluate_with_contested_ties(ties):
+    """200 detections per class on 7 score levels, duplicates of one ground truth at one score: which
+    duplicate is the TP follows the class's ranking (under "argsort", numpy's introsort over every row)."""
+    rng = np.random.default_rng(3)
+    n_img, boxes, labels, g_img = 30, [], [], []
+    for im in range(n_img):
+        for slot in range(int(rng.integers(0, 7))):
+            x, y = 50.0 * (slot % 3), 50.0 * (slot // 3)
+            boxes.append((x, y, x + 20, y + 20))
+            labels.append(int(rng.integers(1, 4)))
+            g_img.append(im)
+    gt = GroundTruth(
+        image=np.array(g_img, np.int32), category=np.array(labels, np.int32) - 1, boxes=np.array(boxes),
+        area=np.zeros(len(boxes)), crowd=np.zeros(len(boxes), bool), ignore=np.zeros(len(boxes), bool),
+        difficult=rng.random(len(boxes)) < 0.1, ann_id=np.arange(1, len(boxes) + 1),
+        images=IdTable(np.arange(10, 10 + n_img, dtype=np.int64)),
+        categories=IdTable(np.arange(1, 4, dtype=np.int64), names=["a", "b", "c"]), box_format="xyxy",
+    )  # fmt: skip
+    pick = rng.integers(0, len(boxes), 600)
+    shift = rng.choice([0.0, 0.0, 1.0, 2.0, 12.0], 600)
+    d_boxes = gt.boxes[pick] + np.stack([shift, 0 * shift, shift, 0 * shift], 1)
+    dets = Detections(
+        image=gt.image[pick], category=gt.category[pick], boxes=d_boxes,
+        score=rng.integers(1, 8, 600) / 7.0, area=np.zeros(600), box_format="xyxy",
+    )  # fmt: skip
+    dets = image_ordered(dets)
+    for protocol in ("voc07", "voc10"):
+        ref = deteval.evaluate(dets, gt, protocol=protocol, ties=ties, iou_thrs=[0.5, 0.85])
+        make = lambda protocol=protocol: Evaluator(  # noqa: E731
+            protocol=protocol, box_format="xyxy", categories=categories_of(gt), ties=ties, iou_thrs=[0.5, 0.85]
+        )
+        check_streaming(make, per_image(gt, dets), ref)
+    stable = deteval.evaluate(dets, gt, protocol="voc10", ties="item")
+    assert deteval.evaluate(dets, gt, protocol="voc10").stats != stable.stats  # the orders differ here
 
 
 def test_voc_options_and_xyxy_boxes_as_given():
