@@ -15,7 +15,8 @@ parameters; flags override it.
 The first run on a machine compiles the kernels (numba, cached for later runs): one line on
 stderr says so (:data:`COMPILE_NOTICE`), unless ``--quiet``.
 
-Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr);
+Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr); 143 and 129
+terminated by SIGTERM or SIGHUP (one line; the temporaries removed as on Ctrl-C);
 141 (128 + SIGPIPE, as a shell reports a process a closed pipe ended) when stdout was
 closed before everything was printed (``| head``): the files were written by then.
 Every mistake of the user's is an :class:`~deteval.errors.InputError`, printed as one
@@ -81,8 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A usage error raises ``SystemExit(2)``.
     """
+    from deteval.cli.guard import Terminated, terminable
+
     try:
-        return _main(argv)
+        with terminable():
+            return _main(argv)
+    except Terminated as exc:  # SIGTERM, SIGHUP: as Ctrl-C, the temporaries removed on the way out
+        print("deteval: terminated", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         # Ctrl-C: one line, no traceback; the files are all or nothing (output.write_files)
         print("deteval: interrupted", file=sys.stderr)
@@ -136,7 +143,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 result, dets, gt = run.evaluate(inv, progress)
             result, extras = run.analyses(inv, result, dets, gt, progress)
             # files first: a closed pipe on stdout (| head) must not lose them
-            stdout_texts = output.write_files(args, result, extras, progress)
+            stdout_texts = output.write_files(args, result, extras, progress, output.inputs(inv))
         except InputError as exc:
             progress.close()
             _print_error(exc)

@@ -37,20 +37,39 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    """Run ``deteval compare``; the exit status (0 done, 2 bad input)."""
+    """Run ``deteval compare``; the exit status (0 done, 2 bad input).
+
+    ``--json`` follows the main command's output rule (:mod:`deteval.cli.guard`): never an input nor
+    inside an input folder, checked before anything is loaded, written to a temporary and renamed.
+    """
     args = _parser().parse_args(list(argv))
     from deteval.api import compare
+    from deteval.cli.guard import Staging, check_outputs, input_files
 
+    target = None
     try:
+        read = input_files({"PREDS_A": args.preds_a, "PREDS_B": args.preds_b, "GT": args.gt, "--names": args.names})
+        if args.json not in (None, "-"):
+            check_outputs({"--json": (args.json, False)}, read)
         result = compare(
             args.preds_a, args.preds_b, args.gt, n=args.bootstrap, seed=args.seed, level=args.level,
             protocol=args.protocol, iou_type=args.iou_type, **({"names": args.names} if args.names else {}),
         )  # fmt: skip
         text = json.dumps(result.to_dict(), indent=2) + "\n"
         if args.json not in (None, "-"):
-            Path(args.json).write_text(text)
-    except (InputError, OSError) as exc:
+            target = Path(args.json)
+            staging = Staging(read)
+            try:
+                staging.file(target, "--json").write_text(text, encoding="utf-8")
+                staging.commit()
+            finally:
+                staging.discard()
+    except InputError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the message names the file the user gave, not a temporary
+        where = f"--json: cannot write {target}" if target is not None else f"cannot read {exc.filename}"
+        print(f"deteval: error: {InputError(where, None, exc.strerror or str(exc))}", file=sys.stderr)
         return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     if not args.quiet:
