@@ -102,12 +102,13 @@ def check_outputs(outputs: Mapping[str, tuple[str, bool]], inputs: list[InputFil
         check_target(flag, Path(path), directory=directory)
         inp = _clash(path, inputs)
         if inp is not None:
-            how = "is" if _real(path) == inp.real or _ident(path)[0] == inp.ident else "lies inside"
-            raise InputError(flag, None, f"{path} {how} the input {inp.what}; refusing to write there")
+            if _real(path) == inp.real or _ident(path)[0] == inp.ident:
+                raise InputError(flag, None, f"{path} is also {inp.what}; refusing to overwrite it")
+            raise InputError(flag, None, f"{path} lies inside the folder {inp.what}; refusing to write into an input")
         real, (ident, _) = _real(path), _ident(path)
         other = seen.get(real) or (seen_idents.get(ident) if ident is not None else None)
         if other is not None:
-            raise InputError(flag, None, f"{path} is also {other}'s output")
+            raise InputError(flag, None, f"{path} is also {other}")
         seen[real] = flag
         if ident is not None:
             seen_idents[ident] = flag
@@ -172,7 +173,7 @@ class Staging:
             for item in sorted(tmp.iterdir()):
                 inp = _clash(target / item.name, self.inputs)
                 if inp is not None:
-                    raise InputError(flag, None, f"{target / item.name} is the input {inp.what}; refusing to write it")
+                    raise InputError(flag, None, f"{target / item.name} is also {inp.what}; refusing to overwrite it")
         mask = _umask()
         for tmp, target, _ in self.files:
             # mkstemp makes 0600 files; outputs get the usual mode, as a plain open() would
