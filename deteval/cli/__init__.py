@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from deteval.cli.parse import (
+    Invocation,
     build_parser,
     parse_command_line,
     sample_pair,  # tests and scripts import it from here
@@ -121,10 +122,18 @@ def _main(argv: Sequence[str] | None) -> int:
     except InputError as exc:
         _print_error(exc)
         raise SystemExit(2) from None
-    args = inv.args
+    from deteval.io.json_source import max_input_bytes
 
+    with max_input_bytes(inv.args.max_input_bytes):
+        return _run(inv)
+
+
+def _run(inv: Invocation) -> int:
+    """The evaluation of a parsed command line, its files and its printing; the exit status."""
     from deteval.cli import output, run
     from deteval.progress import Progress
+
+    args = inv.args
 
     try:
         # before anything is loaded: a bad output path must not cost an evaluation
