@@ -40,6 +40,7 @@ from deteval.cli.parse import (
     sample_pair,  # tests and scripts import it from here
 )
 from deteval.errors import InputError
+from deteval.text import printable
 
 __all__ = ["build_parser", "console_main", "main", "sample_pair"]
 
@@ -85,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from deteval.cli.guard import Terminated, terminable
 
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in a name is printed escaped, never raises
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         with terminable():
             return _main(argv)
@@ -149,8 +153,8 @@ def _run(inv: Invocation) -> int:
             # the loaders' and protocols' warnings are printed after the summary's progress display
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                result, dets, gt = run.evaluate(inv, progress)
-            result, extras = run.analyses(inv, result, dets, gt, progress)
+                result, dets, gt, read = run.evaluate(inv, progress)
+            result, extras = run.analyses(inv, result, dets, gt, progress, read)
             # files first: a closed pipe on stdout (| head) must not lose them
             stdout_texts = output.write_files(args, result, extras, progress, output.inputs(inv))
         except InputError as exc:
@@ -159,7 +163,7 @@ def _run(inv: Invocation) -> int:
             return 2
     if not args.quiet:
         for w in caught:
-            print(f"deteval: warning: {w.message}", file=sys.stderr)
+            print(f"deteval: warning: {printable(str(w.message))}", file=sys.stderr)
         output.print_results(args, result, extras, printed)
     for text in stdout_texts:  # written even with --quiet: the user asked for it
         sys.stdout.write(text)

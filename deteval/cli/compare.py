@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--names", metavar="FILE", help="voc07/voc10: class names file of VOC text detections")
     p.add_argument("--json", metavar="PATH", help="write the comparison as JSON (- for stdout)")
+    p.add_argument(
+        "--max-input-bytes", type=positive_int, metavar="N", help="the most bytes read from a stream or a .gz input"
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p
 
@@ -43,6 +46,13 @@ def compare_main(argv: Sequence[str]) -> int:
     inside an input folder, checked before anything is loaded, written to a temporary and renamed.
     """
     args = _parser().parse_args(list(argv))
+    from deteval.io.json_source import max_input_bytes
+
+    with max_input_bytes(args.max_input_bytes):
+        return _compare(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
     from deteval.api import compare
     from deteval.cli.guard import Staging, check_outputs, input_files
 

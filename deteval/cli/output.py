@@ -90,7 +90,9 @@ def write_files(
         for name in STDOUT_FLAGS:
             if getattr(args, name) and getattr(args, name) != "-":
                 flag, target = _flag(name), Path(getattr(args, name))
-                staging.file(target, flag).write_text(texts[name], newline="")
+                # a lone surrogate in a name (valid JSON, not UTF-8) is written as its \\u escape
+                text = texts[name]
+                staging.file(target, flag).write_text(text, encoding="utf-8", errors="backslashreplace", newline="")
         if args.arrays:
             flag, target = "--arrays", Path(args.arrays)
             result.save_arrays(staging.file(target, flag), compressed=not args.arrays_uncompressed)

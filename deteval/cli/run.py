@@ -38,8 +38,9 @@ def flag_errors(flag: str) -> Iterator[None]:
         raise InputError(flag, None, str(exc)) from None
 
 
-def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
-    """``(result, detections, ground truth)``: the protocol's evaluation of the command line's inputs."""
+def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
+    """``(result, detections, ground truth, read)``: the protocol's evaluation of the command line's inputs;
+    ``read`` holds the bytes of the files loaded, by path (``--slice-by`` parses the ground truth's)."""
     args = inv.args
     proto = protocols.get(args.protocol)
     from deteval.protocols.presets import blamed_on, read_config
@@ -55,13 +56,18 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
 
         params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
     progress.stage("loading")
-    dets, gt = proto.load(args.preds, args.gt, params)
+    from deteval.io.json_source import keep_reads
+
+    with keep_reads() as read:
+        dets, gt = proto.load(args.preds, args.gt, params)
     progress.stage("evaluating")
-    return proto.evaluate_loaded(dets, gt, params), dets, gt
+    return proto.evaluate_loaded(dets, gt, params), dets, gt, read
 
 
-def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) -> tuple[EvalResult, Extras]:
-    """Operating points, confusion matrix, TIDE and --score-thr: ``(result, extras)``."""
+def analyses(
+    inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress, read: dict | None = None
+) -> tuple[EvalResult, Extras]:
+    """Operating points, confusion matrix, TIDE and --score-thr: ``(result, extras)``. ``read``: :func:`evaluate`'s."""
     args, extras = inv.args, Extras()
     if (
         result.outcomes is not None
@@ -95,7 +101,10 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
 
         flag = "--slices" if args.slices is not None else "--slice-by"
         with flag_errors(flag):
-            chosen = read_slices(args.slices) if args.slices is not None else slices_by_field(args.gt, args.slice_by)
+            if args.slices is not None:
+                chosen = read_slices(args.slices)
+            else:
+                chosen = slices_by_field(args.gt, args.slice_by, raw=(read or {}).get(str(args.gt)))
             result.slices = slice_stats(result, chosen)
     if args.bootstrap is not None:
         from deteval.analysis.intervals import bootstrap_result

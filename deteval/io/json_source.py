@@ -62,8 +62,24 @@ def max_input_bytes(limit: int | None) -> Iterator[None]:
         LIMITS.max_input_bytes = old
 
 
+_KEPT: dict[str, Any] | None = None  # see keep_reads
+
+
+@contextmanager
+def keep_reads() -> Iterator[dict[str, Any]]:
+    """In this block, every file :func:`read_bytes` reads is kept in the dict yielded (name -> its bytes, or
+    its map): a second look at an input (``--slice-by`` reads the ground truth's image records) parses the
+    very bytes the loader read, never the file again (a pipe has none to give twice)."""
+    global _KEPT
+    old, _KEPT = _KEPT, {}
+    try:
+        yield _KEPT
+    finally:
+        _KEPT = old
+
+
 def read_bytes(
-    source: str | os.PathLike, what: str, populate: bool = True, json_text: bool = True
+    source: str | os.PathLike, what: str, populate: bool = True, json_text: bool | None = True
 ) -> bytes | mmap.mmap:
     """The bytes of a file, with clear errors naming it; every read bounded.
 
@@ -72,9 +88,17 @@ def read_bytes(
     unless ``populate`` is false (a scan in pieces maps each piece's as it starts it, and drops them
     when done, but for results' masks, read from there later: :func:`deteval.io.scan.pieces.load_pages`).
     A stream (stdin, a pipe, a device) is read in chunks up to ``LIMITS.max_input_bytes``; a gzip file
-    (``.json.gz``, known by its first bytes) is decompressed, bounded the same way. With ``json_text``
-    a stream whose first byte cannot start a JSON document (``/dev/zero``, random bytes) is refused at once.
+    (``.json.gz``, known by its first bytes) is decompressed, bounded the same way. A stream that is not
+    text (control bytes: ``/dev/zero``, random bytes) is refused at its first chunk, and with ``json_text``
+    one whose first byte cannot start a JSON document; ``json_text=None``: any bytes.
     """
+    raw = _read_bytes(source, what, populate, json_text)
+    if _KEPT is not None:
+        _KEPT.setdefault(str(source), raw)
+    return raw
+
+
+def _read_bytes(source: str | os.PathLike, what: str, populate: bool, json_text: bool | None) -> bytes | mmap.mmap:
     name = str(source)
     try:
         with open(source, "rb") as f:
@@ -87,7 +111,7 @@ def read_bytes(
                     return MappedFile.of(f.fileno(), name, populate)
             # a small file, or a stream (whose first bytes may be gzip's too)
             # (a regular file's known size is allowed on top of the limit: it is what the user gave)
-            return _read_stream(f, name, what, json_text and not regular, st.st_size if regular else 0)
+            return _read_stream(f, name, what, None if regular else json_text, st.st_size if regular else 0)
     except FileNotFoundError:
         raise InputError(name, None, f"{what} file not found") from None
     except IsADirectoryError:
@@ -104,7 +128,7 @@ def _too_large(name: str, what: str) -> InputError:
     )
 
 
-def _read_stream(f: Any, name: str, what: str, json_text: bool, known: int = 0) -> bytes:
+def _read_stream(f: Any, name: str, what: str, json_text: bool | None, known: int = 0) -> bytes:
     limit, parts, total = LIMITS.max_input_bytes + known, [], 0
     while True:
         chunk = f.read(min(_CHUNK, limit + 1 - total))
@@ -112,8 +136,8 @@ def _read_stream(f: Any, name: str, what: str, json_text: bool, known: int = 0) 
             return b"".join(parts)
         if not parts and chunk[:2] == GZIP_MAGIC:  # a gzip stream (zcat's input, say)
             return _gunzip(io.BufferedReader(_Prefixed(chunk, f)), name, what)
-        if json_text:
-            _check_text(chunk, name, what, total, first=not parts)
+        if json_text is not None:
+            _check_text(chunk, name, what, total, json_text and not parts)
         parts.append(chunk)
         total += len(chunk)
         if total > limit:
@@ -142,16 +166,16 @@ _JSON_START = frozenset(b' \t\r\n{["-0123456789tfnNI')
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # bytes JSON text never holds, in strings or out
 
 
-def _check_text(chunk: bytes, name: str, what: str, offset: int, first: bool) -> None:
-    """A stream that is not JSON text (``/dev/zero``, ``/dev/urandom``) refused at its first chunk, not
-    after the size limit."""
-    body = chunk[3:] if first and chunk.startswith(UTF8_BOM) else chunk
-    if first and body and body[0] not in _JSON_START:
+def _check_text(chunk: bytes, name: str, what: str, offset: int, json_start: bool) -> None:
+    """A stream that is not text (``/dev/zero``, ``/dev/urandom``) refused at its first chunk, not after the
+    size limit; with ``json_start`` (the first chunk of JSON) one that cannot start a JSON document."""
+    body = chunk[3:] if json_start and chunk.startswith(UTF8_BOM) else chunk
+    if json_start and body and body[0] not in _JSON_START:
         raise InputError(name, None, f"{what} is not JSON (it starts with byte 0x{body[0]:02x})")
     bad = _CONTROL.search(chunk)
     if bad is not None:
         at = offset + bad.start()
-        raise InputError(name, None, f"{what} is not JSON text (control byte 0x{chunk[bad.start()]:02x} at byte {at})")
+        raise InputError(name, None, f"{what} is not text (control byte 0x{chunk[bad.start()]:02x} at byte {at})")
 
 
 def _gunzip(f: Any, name: str, what: str) -> bytes:
@@ -214,11 +238,12 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def parse_json(raw: bytes | mmap.mmap, name: str) -> Any:
+def parse_json(raw: bytes | mmap.mmap, name: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Parse JSON bytes; a malformed document raises naming ``name``, the line and the column.
 
     Either parser gives the same document or the same refusal: a UTF-8 byte order mark is skipped,
-    and nesting deeper than :data:`MAX_JSON_DEPTH` is refused by both.
+    and nesting deeper than ``max_depth`` (:data:`MAX_JSON_DEPTH`, orjson's bound; a deeper one is the
+    standard library's to parse) is refused by both.
     """
     if isinstance(raw, mmap.mmap):
         raw = raw[:]  # the parsers take bytes
@@ -229,23 +254,23 @@ def parse_json(raw: bytes | mmap.mmap, name: str) -> Any:
         try:
             return orjson.loads(raw)
         except ValueError as exc:
-            if "depth limit" in str(exc):  # orjson stops past 1024 levels
-                raise _too_deep(name) from None
+            if "depth limit" in str(exc) and max_depth <= MAX_JSON_DEPTH:  # orjson stops past 1024 levels
+                raise _too_deep(name, max_depth) from None
             # NaN/Infinity literals (json.dump writes them), integers beyond 64 bits, or a real error:
             # the stdlib decides
     import json
 
     try:
-        with _recursion_room(MAX_JSON_DEPTH + 64):  # its parser recurses once per level
+        with _recursion_room(max_depth + 64):  # its parser recurses once per level
             data = json.loads(raw)
     except RecursionError:
-        raise _too_deep(name) from None
+        raise _too_deep(name, max_depth) from None
     except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not text
         line, col = getattr(exc, "lineno", None), getattr(exc, "colno", None)
         at = f" at line {line}, column {col}" if line is not None else ""
         msg = getattr(exc, "msg", None) or str(exc)
         raise InputError(name, None, f"malformed JSON{at}: {msg}") from None
-    check_depth(data, name)
+    check_depth(data, name, max_depth)
     return data
 
 
@@ -265,7 +290,7 @@ def _recursion_room(levels: int) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-def check_depth(data: Any, name: str, limit: int = MAX_JSON_DEPTH) -> None:
+def check_depth(data: Any, name: str, limit: int = MAX_JSON_DEPTH, kind: str = "JSON") -> None:
     """:class:`InputError` when ``data`` nests lists and dicts deeper than ``limit`` (a top-level ``[]`` is one
     level, as orjson counts). Level by level, no recursion: the deepest document is checked like any."""
     level, depth = [data], 0
@@ -275,20 +300,22 @@ def check_depth(data: Any, name: str, limit: int = MAX_JSON_DEPTH) -> None:
             return
         depth += 1
         if depth > limit:
-            raise _too_deep(name, limit)
+            raise _too_deep(name, limit, kind)
         level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in level))
 
 
-def _too_deep(name: str, limit: int = MAX_JSON_DEPTH) -> InputError:
+def _too_deep(name: str, limit: int = MAX_JSON_DEPTH, kind: str = "JSON") -> InputError:
     """Far above any COCO, VOC or hierarchy file (a few levels; Open Images' hierarchy about 6)."""
-    return InputError(name, None, f"JSON nested deeper than {limit} levels")
+    return InputError(name, None, f"{kind} nested deeper than {limit} levels")
 
 
 def is_path(source: Any) -> bool:
     return isinstance(source, (str, os.PathLike))
 
 
-def read_json(source: Any, what: str, raw: bytes | mmap.mmap | None = None) -> tuple[Any, str]:
+def read_json(
+    source: Any, what: str, raw: bytes | mmap.mmap | None = None, max_depth: int = MAX_JSON_DEPTH
+) -> tuple[Any, str]:
     """Return ``(data, name)`` for a path or an already-loaded JSON object.
 
     ``name`` is the path, or ``what`` (for example ``"gt"``) for in-memory data;
@@ -297,7 +324,7 @@ def read_json(source: Any, what: str, raw: bytes | mmap.mmap | None = None) -> t
     """
     if not is_path(source):
         return source, f"<{what}>"
-    return parse_json(read_bytes(source, what) if raw is None else raw, str(source)), str(source)
+    return parse_json(read_bytes(source, what) if raw is None else raw, str(source), max_depth), str(source)
 
 
 # What JSON parsing gives, and what needs no conversion

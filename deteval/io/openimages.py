@@ -27,7 +27,7 @@ a finite number, and a malformed hierarchy are errors naming the file and the li
 from __future__ import annotations
 
 import csv
-import json
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ import numpy as np
 
 from deteval.errors import InputError, warn
 from deteval.io.csv_scan import CsvTable, read_csv
+from deteval.io.json_source import read_json, read_text
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique
 
 TEXTS = ("ImageID", "LabelName")  # the text columns of each file; then its number columns
@@ -70,19 +71,17 @@ def _csr(sets: list[set[int]]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, flat
 
 
+HIERARCHY_DEPTH = 4096  # JSON levels of a hierarchy file: 2048 classes, each below the last
+
+
 def load_hierarchy(path: str | Path | dict) -> Hierarchy:
     """The hierarchy from ``path`` (or the loaded dict); :class:`InputError` names the malformed node."""
     name = str(path) if not isinstance(path, dict) else "<hierarchy>"
     if isinstance(path, dict):
         data = path
     else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as exc:
-            raise InputError(name, None, f"cannot read the file: {exc.strerror or exc}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(name, None, f"not JSON: {exc}") from None
+        # a chain of nodes nests two JSON levels per node: room for a hierarchy 2048 classes deep
+        data, _ = read_json(path, "hierarchy", max_depth=HIERARCHY_DEPTH)
     parents: dict[str, set[str]] = {}
     # (node, where, its parent's label: None for the root, "" for the root's children, which have no class parent)
     stack: list[tuple[Any, str, str | None]] = [(data, "root", None)]
@@ -151,11 +150,7 @@ def _classes_of(table: CsvTable, codes: np.ndarray, values: np.ndarray, classes:
 
 def _read_descriptions(path: str | Path) -> dict[str, str]:
     """``LabelName,DisplayName`` rows (a header line is optional, as the official file has none)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise InputError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from None
+    rows = list(csv.reader(io.StringIO(read_text(path, "class descriptions"), newline="")))
     out: dict[str, str] = {}
     for i, row in enumerate(rows):
         if not row:
