@@ -102,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # the machine's, not the input's (a full disk under numba's cache, say): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(printable(f"deteval: error: {where}{exc.strerror or exc}"), file=sys.stderr)
+        return 2
 
 
 def _silence_stdout() -> None:

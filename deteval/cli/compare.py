@@ -78,8 +78,10 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"deteval: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the message names the file the user gave, not a temporary
-        where = f"--json: cannot write {target}" if target is not None else f"cannot read {exc.filename}"
-        print(f"deteval: error: {InputError(where, None, exc.strerror or str(exc))}", file=sys.stderr)
+        if target is None:
+            raise  # not the output's: main() reports it
+        print(f"deteval: error: {InputError(f'--json: cannot write {target}', None, exc.strerror or str(exc))}",
+              file=sys.stderr)  # fmt: skip
         return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     if not args.quiet:
