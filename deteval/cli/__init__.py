@@ -146,12 +146,13 @@ def _run(inv: Invocation) -> int:
     try:
         # before anything is loaded: a bad output path must not cost an evaluation
         output.check_paths(inv)
+        run.check_requests(inv)
     except InputError as exc:
         _print_error(exc)
         return 2
     # when a file goes to stdout, stdout holds that file only: the summary and tables go to stderr
     printed = sys.stderr if output.to_stdout(args) else sys.stdout
-    stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args)
+    stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args) + (args.bootstrap is not None)
     with Progress(stages, enabled=not args.quiet) as progress, _compile_notice(progress, not args.quiet):
         try:
             # the loaders' and protocols' warnings are printed after the summary's progress display

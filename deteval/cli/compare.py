@@ -61,6 +61,9 @@ def _compare(args: argparse.Namespace) -> int:
         read = input_files({"PREDS_A": args.preds_a, "PREDS_B": args.preds_b, "GT": args.gt, "--names": args.names})
         if args.json not in (None, "-"):
             check_outputs({"--json": (args.json, False)}, read)
+        from deteval.analysis.intervals import check_replicates
+
+        check_replicates(args.bootstrap, "--bootstrap")
         result = compare(
             args.preds_a, args.preds_b, args.gt, n=args.bootstrap, seed=args.seed, level=args.level,
             protocol=args.protocol, iou_type=args.iou_type, **({"names": args.names} if args.names else {}),

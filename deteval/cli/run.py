@@ -38,6 +38,20 @@ def flag_errors(flag: str) -> Iterator[None]:
         raise InputError(flag, None, str(exc)) from None
 
 
+MAX_CAL_BINS = 100_000  # --cal-bins: far beyond a useful histogram, and a few MB per class at most
+
+
+def check_requests(inv: Invocation) -> None:
+    """Resource requests within bounds, before anything is loaded: :class:`InputError` naming the flag."""
+    args = inv.args
+    if getattr(args, "calibration", False) and not 1 <= args.cal_bins <= MAX_CAL_BINS:
+        raise InputError("--cal-bins", None, f"must lie between 1 and {MAX_CAL_BINS:,}, got {args.cal_bins:,}")
+    if args.bootstrap is not None:
+        from deteval.analysis.intervals import check_replicates
+
+        check_replicates(args.bootstrap, "--bootstrap")
+
+
 def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
     """``(result, detections, ground truth, read)``: the protocol's evaluation of the command line's inputs;
     ``read`` holds the bytes of the files loaded, by path (``--slice-by`` parses the ground truth's)."""
@@ -109,8 +123,12 @@ def analyses(
     if args.bootstrap is not None:
         from deteval.analysis.intervals import bootstrap_result
 
+        progress.stage("bootstrap")
         with flag_errors("--bootstrap"):
-            extras.bootstrap = bootstrap_result(result, n=args.bootstrap, seed=args.seed, level=args.level)
+            extras.bootstrap = bootstrap_result(
+                result, n=args.bootstrap, seed=args.seed, level=args.level,
+                progress=lambda done, n: progress.detail(f"bootstrap {done:,}/{n:,} replicates"),
+            )  # fmt: skip
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)

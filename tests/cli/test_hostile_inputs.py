@@ -370,3 +370,27 @@ def test_ctrl_c_during_the_imports_is_one_line():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ,
                          "PYTHONPATH": str(ROOT)}, check=True).stdout  # fmt: skip
     assert out.strip() == "True"  # a program importing deteval keeps Python's handler
+
+
+# ---------------------------------------------------------------- 6. resource requests
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [(["--calibration", "--cal-bins", "1000000000"], "--cal-bins"), (["--bootstrap", "100000000"], "--bootstrap")],
+)
+def test_resource_requests_are_bounded_before_loading(argv, flag, pair, no_evaluation, capsys):
+    assert main([*map(str, pair), *argv]) == 2
+    _one_line(capsys.readouterr().err, flag, "at most" if flag == "--bootstrap" else "between 1 and")
+
+
+def test_the_bootstrap_in_chunks_gives_the_same_replicates(pair, monkeypatch):
+    from deteval.analysis import intervals
+
+    result = deteval.evaluate(str(pair[0]), str(pair[1]))
+    whole = intervals.bootstrap_result(result, n=7, seed=3)
+    monkeypatch.setattr(intervals, "_DRAW_INDICES", 250)  # two or three replicates at a time (100 images)
+    seen = []
+    chunked = intervals.bootstrap_result(result, n=7, seed=3, progress=lambda done, n: seen.append((done, n)))
+    assert (chunked.replicates == whole.replicates).all() and chunked.intervals == whole.intervals
+    assert seen[-1] == (7, 7) and len(seen) > 1
