@@ -46,6 +46,9 @@ def to_numpy_all(values: list) -> list:
     groups: dict = {}
     for i, v in enumerate(values):
         if _is_tensor(v):
+            if v.device.type == "meta":  # shapes without data: nothing to evaluate
+                rule = "a tensor on the 'meta' device holds no values: move it to a real device"
+                raise InputError("update", None, rule)
             if v.device.type == "cpu":
                 out[i] = _tensor_to_numpy(v)
             else:
