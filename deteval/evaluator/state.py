@@ -158,16 +158,16 @@ def merge_states(states: Sequence[EvaluatorState]) -> EvaluatorState:
     states = [check_state(s, f"merge: state {k}") for k, s in enumerate(states)]
     first = states[0]
     for k, s in enumerate(states[1:], 1):
-        if s.det_state.shape[1:] != first.det_state.shape[1:] or s.cat_npig.shape[1:] != first.cat_npig.shape[1:]:
-            raise InputError(
-                f"merge: state {k}", "det_state",
-                f"outcomes of shape {s.det_state.shape[1:]}, not {first.det_state.shape[1:]} as the first state's",
-            )  # fmt: skip
         if s.config != first.config:
             raise InputError(
                 "merge", None,
                 "the states were made with different protocol parameters or categories: "
                 f"{_describe(first.config)} vs {_describe(s.config)}",
+            )  # fmt: skip
+        if s.det_state.shape[1:] != first.det_state.shape[1:] or s.cat_npig.shape[1:] != first.cat_npig.shape[1:]:
+            raise InputError(
+                f"merge: state {k}", "det_state",
+                f"outcomes of shape {s.det_state.shape[1:]}, not {first.det_state.shape[1:]} as the first state's",
             )  # fmt: skip
     modes = {s.id_mode for s in states} - {None}
     if len(modes) > 1:

@@ -25,7 +25,7 @@ def _evaluator(**kw) -> Evaluator:
 @pytest.mark.parametrize(
     "change, field",
     [
-        (lambda s: {"det_state": s.det_state[:, :, :3]}, "det_state"),  # another shape: np.concatenate failed
+        (lambda s: {"det_state": s.det_state[:, :, :3]}, "det_state"),  # same config, another shape: concatenate failed
         (lambda s: {"det_image": s.det_image + 5}, "det_image"),  # out of range: IndexError at compute()
         (lambda s: {"det_image": s.det_image[:1]}, "det_image"),  # rows disagree
         (lambda s: {"det_score": s.det_score.astype(object)}, "det_score"),
