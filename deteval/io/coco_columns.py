@@ -181,6 +181,13 @@ def ground_truth_from_columns(
         _repeated_images(cols.repeated_image_ids, name, strict)
     if cols.has_crowd is not None and not cols.has_crowd.all() and not lvis_fields:  # LVIS never reads iscrowd
         _missing_crowd(cols, name, strict)
+    if not cols.has_area.all():
+        i = int(np.argmin(cols.has_area))
+        accepted(
+            name, strict, int((~cols.has_area).sum()),
+            "annotations have no 'area': the box's w*h is taken (the mask's, with no box; pycocotools raises "
+            "KeyError)", record_name("annotations", i, cols.ann_id[i]), "missing key 'area'",
+        )  # fmt: skip
     if cols.lvis_found and not lvis_fields:
         _lvis_fields(cols.lvis_found, name, strict)
     rows = slice(None) if scored is None else scored  # slice: the columns themselves, no copies

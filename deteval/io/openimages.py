@@ -148,6 +148,18 @@ def _classes_of(table: CsvTable, codes: np.ndarray, values: np.ndarray, classes:
     return pos[codes].astype(np.int64)
 
 
+def _flag_column(table: CsvTable, column: str) -> np.ndarray:
+    """A 0/1 column (``IsGroupOf``, a label's ``Confidence``): any other value is an :class:`InputError` naming
+    the line (the reference reads ``IsGroupOf=2`` as a group and a ``Confidence`` of 0.5 as neither verified
+    positive nor negative: a file that says so is not one the challenge's tools wrote)."""
+    values = table.floats(column)
+    bad = (values != 0) & (values != 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(table.path, f"line {table.lines[i]}", f"{column} must be 0 or 1, got {float(values[i])!r}")
+    return values
+
+
 def _read_descriptions(path: str | Path) -> dict[str, str]:
     """``LabelName,DisplayName`` rows (a header line is optional, as the official file has none)."""
     rows = list(csv.reader(io.StringIO(read_text(path, "class descriptions"), newline="")))
@@ -200,12 +212,12 @@ def load_openimages_gt(
     b_img, b_img_vals = bt.codes("ImageID")
     b_lab, b_lab_vals = bt.codes("LabelName")
     x1, x2, y1, y2 = (bt.floats(c) for c in ("XMin", "XMax", "YMin", "YMax"))
-    group_of = bt.floats("IsGroupOf") != 0
+    group_of = _flag_column(bt, "IsGroupOf") != 0
     if labels is not None:
         lt = read_csv(labels, LABEL_NUMBERS, TEXTS)
         l_img, l_img_vals = lt.codes("ImageID")
         l_lab, l_lab_vals = lt.codes("LabelName")
-        conf = lt.floats("Confidence")
+        conf = _flag_column(lt, "Confidence")
     else:
         lt, conf = None, np.zeros(0)
         l_img, l_lab = np.zeros(0, np.int64), np.zeros(0, np.int64)

@@ -82,12 +82,13 @@ def crowd_buckets(data: Any, name: str, gt: GroundTruth) -> np.ndarray:
     ids, index = [], []
     for i, rec in enumerate(records):
         ci = rec.get("crowdIndex") if isinstance(rec, Mapping) else None
-        if isinstance(ci, bool) or not isinstance(ci, (int, float)):
+        if isinstance(ci, bool) or not isinstance(ci, (int, float)) or ci != ci:  # ci != ci: NaN, which
+            # xtcocotools would put among the hard images (both its comparisons fail): a damaged record
             where = f"images[{i}]" + (f" (id={rec.get('id')!r})" if isinstance(rec, Mapping) else "")
             got = "no crowdIndex" if ci is None else f"crowdIndex {ci!r}"
             raise InputError(name, where, f"a CrowdPose image needs a numeric crowdIndex (easy/medium/hard), got {got}")
         ids.append(rec.get("id"))
-        # xtcocotools' comparisons, in its order: NaN fails both and is hard
+        # xtcocotools' comparisons, in its order
         index.append(0 if ci < BUCKET_BOUNDS[0] else 1 if ci < BUCKET_BOUNDS[1] else 2)
     pos, found = gt.images.lookup(np.array(ids, dtype=gt.images.ids.dtype if len(ids) else np.int64))
     out[pos[found], np.array(index, np.int64)[found]] = True
