@@ -34,7 +34,11 @@ def flag_errors(flag: str) -> Iterator[None]:
     """Errors of the work a flag asked for, as :class:`InputError` naming the flag."""
     try:
         yield
-    except (ValueError, TypeError, ImportError) as exc:  # InputError is a ValueError
+    except InputError as exc:
+        if exc.source.startswith(flag):  # named the flag already: as it is
+            raise
+        raise InputError(flag, None, str(exc)) from None
+    except (ValueError, TypeError, ImportError) as exc:
         raise InputError(flag, None, str(exc)) from None
 
 
@@ -60,8 +64,16 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
     from deteval.protocols.presets import blamed_on, read_config
 
     preset = read_config(args.config) if args.config is not None else None
-    with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
-        params = proto.params(args.iou_type, compat=not args.fixed, preset=preset, strict=args.strict, **inv.options)
+    try:
+        with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
+            params = proto.params(
+                args.iou_type, compat=not args.fixed, preset=preset, strict=args.strict, **inv.options
+            )
+    except InputError as exc:  # a keyword the user gave as a flag: named as the flag
+        flags = {o.name: o.flag for o in proto.options} | {"iou_type": "--iou-type"}
+        if exc.source in flags:
+            raise InputError(flags[exc.source], exc.record, exc.rule) from None
+        raise
     if getattr(args, "lrp", False):
         if not proto.supports("lrp", args.iou_type):
             where = _defined_for("lrp", with_iou_types=False)

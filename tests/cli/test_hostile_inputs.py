@@ -394,3 +394,22 @@ def test_the_bootstrap_in_chunks_gives_the_same_replicates(pair, monkeypatch):
     chunked = intervals.bootstrap_result(result, n=7, seed=3, progress=lambda done, n: seen.append((done, n)))
     assert (chunked.replicates == whole.replicates).all() and chunked.intervals == whole.intervals
     assert seen[-1] == (7, 7) and len(seen) > 1
+
+
+# ---------------------------------------------------------------- 7. messages name flags, plain values
+
+
+@pytest.mark.parametrize(
+    "argv, start",
+    [
+        (["--max-dets", "0"], "deteval: error: --max-dets: "),
+        (["--iou-type", "foo"], "deteval: error: --iou-type: "),
+        (["--area-range", "all:5:1"], "deteval: error: --area-range: "),
+        (["--slice-by", "nosuch"], "deteval: error: --slice-by: nosuch: "),
+        (["--at-iou", "0.33", "--curves", "{tmp}/c.json"], "deteval: error: --curves: "),
+    ],
+)
+def test_messages_name_the_flag_once_with_plain_numbers(argv, start, tmp_path, pair, capsys):
+    assert main([*map(str, pair), *(a.format(tmp=tmp_path) for a in argv), "--quiet"]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(start) and "np." not in line and line.count("--slice-by") <= 1, line
