@@ -136,6 +136,18 @@ def _main(argv: Sequence[str] | None) -> int:
         return _run(inv)
 
 
+def _warning_text(w: warnings.WarningMessage) -> str:
+    """A warning's one line: deteval's own say what and where in the input; any other (numpy's
+    floating-point warnings, say) is named with its kind and the line of deteval that raised it."""
+    from deteval.errors import DetevalWarning
+
+    if issubclass(w.category, DetevalWarning):
+        return str(w.message)
+    where = os.path.relpath(w.filename, os.path.dirname(os.path.dirname(__file__)))
+    why = ", from an input value out of range" if issubclass(w.category, RuntimeWarning) else ""
+    return f"{w.message} ({w.category.__name__} at {where}:{w.lineno}{why})"
+
+
 def _run(inv: Invocation) -> int:
     """The evaluation of a parsed command line, its files and its printing; the exit status."""
     from deteval.cli import output, run
@@ -159,16 +171,16 @@ def _run(inv: Invocation) -> int:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 result, dets, gt, read = run.evaluate(inv, progress)
-            result, extras = run.analyses(inv, result, dets, gt, progress, read)
-            # files first: a closed pipe on stdout (| head) must not lose them
-            stdout_texts = output.write_files(args, result, extras, progress, output.inputs(inv))
+                result, extras = run.analyses(inv, result, dets, gt, progress, read)
+                # files first: a closed pipe on stdout (| head) must not lose them
+                stdout_texts = output.write_files(args, result, extras, progress, output.inputs(inv))
         except InputError as exc:
             progress.close()
             _print_error(exc)
             return 2
     if not args.quiet:
         for w in caught:
-            print(f"deteval: warning: {printable(str(w.message))}", file=sys.stderr)
+            print(f"deteval: warning: {printable(_warning_text(w))}", file=sys.stderr)
         output.print_results(args, result, extras, printed)
     for text in stdout_texts:  # written even with --quiet: the user asked for it
         sys.stdout.write(text)

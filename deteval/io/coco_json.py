@@ -319,7 +319,17 @@ def _numbers(
                 raise InputError(name, _record(listname, i, records[i]), rule)
             if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vs):
                 raise InputError(name, _record(listname, i, records[i]), f"{key} must be numeric, got {v!r}")
-        raise InputError(name, listname, f"{key} values are not numeric")
+        # every value a number, yet no float array: integers beyond 64 bits (which the standard library's
+        # parser gives where orjson declines the file); read as floats, as pycocotools' arithmetic reads them
+        try:
+            arr = np.array(values, dtype=np.float64)
+        except OverflowError:
+            i = next(i for i, v in enumerate(values) if _too_big(v))
+            raise InputError(name, _record(listname, i, records[i]), f"{key} is too large for a float") from None
+        except (ValueError, TypeError):
+            raise InputError(name, listname, f"{key} values are not numeric") from None
+        if arr.shape[1:] != (() if width is None else (width,)):
+            raise InputError(name, listname, f"{key} values are not numeric")
     arr = arr.astype(np.float64)
     if not finite:
         return arr
@@ -328,6 +338,11 @@ def _numbers(
         i = int(np.argmin(ok))
         raise InputError(name, _record(listname, i, records[i]), f"{key} is not finite: {values[i]!r}")
     return arr
+
+
+def _too_big(v: Any) -> bool:
+    vs = v if isinstance(v, (list, tuple)) else [v]
+    return any(isinstance(x, int) and abs(x) >= 2**1024 for x in vs)
 
 
 def _odd_boxes(boxes: np.ndarray, name: str, listname: str, records: list, strict: bool) -> None:
