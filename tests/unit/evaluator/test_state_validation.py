@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from deteval import Evaluator, InputError
+from deteval import DetevalWarning, Evaluator, InputError
 from deteval.evaluator.state import check_state
 
 
@@ -80,3 +80,14 @@ def test_tensors_on_the_meta_device_are_refused():
             "labels": torch.zeros(1, dtype=torch.int64, device="meta")}  # fmt: skip
     with pytest.raises(InputError, match="meta"):
         ev.update([meta], [{"boxes": torch.zeros((1, 4)), "labels": torch.ones(1, dtype=torch.int64)}])
+
+
+def test_masks_of_different_sizes_are_warned_about_once_per_update():
+    ev = Evaluator(iou_type="segm", box_format="xywh")
+    small, large = np.zeros((1, 20, 20), bool), np.zeros((1, 30, 30), bool)
+    small[0, 2:10, 2:10] = large[0, 2:10, 2:10] = True
+    preds = [{"masks": small, "scores": np.array([0.9]), "labels": np.array([1])}] * 3
+    target = [{"masks": large, "labels": np.array([1])}] * 3
+    with pytest.warns(DetevalWarning, match=r"3 images have masks of different sizes; first: preds\[0\]") as rec:
+        ev.update(preds, target)
+    assert len([w for w in rec if issubclass(w.category, DetevalWarning)]) == 1
