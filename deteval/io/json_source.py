@@ -250,7 +250,7 @@ def parse_json(raw: bytes | mmap.mmap, name: str, max_depth: int = MAX_JSON_DEPT
     if raw[:3] == UTF8_BOM:
         raw = raw[3:]
     orjson = _fast_parser()
-    if orjson is not None:
+    if orjson is not None and not _long_digit_run(raw):
         try:
             return orjson.loads(raw)
         except ValueError as exc:
@@ -272,6 +272,15 @@ def parse_json(raw: bytes | mmap.mmap, name: str, max_depth: int = MAX_JSON_DEPT
         raise InputError(name, None, f"malformed JSON{at}: {msg}") from None
     check_depth(data, name, max_depth)
     return data
+
+
+_DIGITS = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))  # digits -> "1", anything else -> "0"
+
+
+def _long_digit_run(raw: bytes) -> bool:
+    """Whether ``raw`` holds 19 digits in a row: an integer orjson would read as a float (past 64 bits, or
+    below -2**63), where the standard library reads the integer written (as pycocotools does)."""
+    return raw.translate(_DIGITS).find(b"1" * 19) >= 0
 
 
 @contextmanager
