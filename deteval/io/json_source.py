@@ -71,11 +71,14 @@ def keep_reads() -> Iterator[dict[str, Any]]:
     its map): a second look at an input (``--slice-by`` reads the ground truth's image records) parses the
     very bytes the loader read, never the file again (a pipe has none to give twice)."""
     global _KEPT
-    old, _KEPT = _KEPT, {}
+    if _KEPT is not None:  # within another such block: its dict
+        yield _KEPT
+        return
+    _KEPT = {}
     try:
         yield _KEPT
     finally:
-        _KEPT = old
+        _KEPT = None
 
 
 def read_bytes(
