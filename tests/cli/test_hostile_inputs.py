@@ -413,3 +413,13 @@ def test_messages_name_the_flag_once_with_plain_numbers(argv, start, tmp_path, p
     assert main([*map(str, pair), *(a.format(tmp=tmp_path) for a in argv), "--quiet"]) == 2
     line = _one_line(capsys.readouterr().err)
     assert line.startswith(start) and "np." not in line and line.count("--slice-by") <= 1, line
+
+
+def test_crowdpose_ground_truth_from_stdin(tmp_path):
+    """crowdpose reads each image's crowdIndex from the bytes the loader read: stdin gives them once."""
+    gt, preds = DATA / "crowdpose" / "example_crowdpose_val.json", DATA / "crowdpose" / "example_crowdpose_preds.json"
+    args = ["--protocol", "crowdpose", "--iou-type", "keypoints", "--strict", "--json", "-", "--quiet", str(preds)]
+    a = _cli([*args, str(gt)], tmp_path)
+    b = _cli([*args, "/dev/stdin"], tmp_path, stdin=open(gt))
+    assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
+    assert json.loads(a.stdout)["stats"] == json.loads(b.stdout)["stats"]

@@ -77,3 +77,18 @@ def test_a_null_box_is_refused_for_boxes_as_pycocotools_refuses_it():
         run_pycocotools(_dets([1, 2], [1]), gt)
     with pytest.raises(InputError, match=r"annotations\[0\].*bbox is null"):
         deteval.evaluate(_dets([1, 2], [1]), gt)
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_an_integer_score_past_64_bits_scores_alike_whichever_parser_reads(with_nan, tmp_path):
+    """A NaN elsewhere sends the file to the standard library's parser: the same acceptance, the same numbers."""
+    gt, dets = _gt([1, 2, 3], [1, 2]), _dets([1, 2, 3], [1, 2])
+    dets[0]["score"] = 2**70
+    if with_nan:
+        dets[3]["score"] = float("nan")
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "dt.json").write_text(json.dumps(dets))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        res = deteval.evaluate(str(tmp_path / "dt.json"), str(tmp_path / "gt.json"))
+    assert_same(res, run_pycocotools(dets, gt))
