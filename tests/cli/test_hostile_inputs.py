@@ -158,6 +158,7 @@ def test_compare_missing_folder_names_the_flag(tmp_path, pair, capsys):
     assert _snapshot(tmp_path) == before
 
 
+@pytest.mark.slow  # processes of their own
 def test_compare_on_a_full_disk_keeps_the_old_file(tmp_path, pair):
     """``ulimit -f``: the write fails (EFBIG); the old file stays whole, no temporary is left."""
     preds, gt = map(str, pair)
@@ -183,6 +184,7 @@ SPECIAL = {
 }
 
 
+@pytest.mark.slow  # processes of their own
 @pytest.mark.parametrize("case", list(SPECIAL))
 def test_special_files_are_refused_within_memory(case, tmp_path, pair):
     """Under a 3 GiB address-space limit, before a 2 GiB read could fit: refused at the first chunk."""
@@ -191,6 +193,7 @@ def test_special_files_are_refused_within_memory(case, tmp_path, pair):
     _one_line(proc.stderr, "/dev/")
 
 
+@pytest.mark.slow  # processes of their own
 def test_voc_names_from_a_device_is_refused(tmp_path):
     dets, gt, _ = _voc(tmp_path)
     proc = _cli(["--protocol", "voc07", "--names", "/dev/zero", str(dets), str(gt)], tmp_path, limit_as=3 << 30)
@@ -198,6 +201,7 @@ def test_voc_names_from_a_device_is_refused(tmp_path):
     _one_line(proc.stderr, "/dev/zero", "not text")
 
 
+@pytest.mark.slow  # processes of their own
 def test_a_stream_over_the_limit_is_refused_naming_the_flag(tmp_path, pair):
     proc = _cli(["--max-input-bytes", "1000", "/dev/stdin", str(pair[1])], tmp_path, input=" " * 5000)
     assert proc.returncode == 2, proc.stderr
@@ -214,6 +218,7 @@ def test_a_symlink_loop_is_one_line(which, tmp_path, pair, capsys):
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.slow  # processes of their own
 def test_gz_and_stdin_read_as_the_plain_file(tmp_path, pair, capsys):
     preds, gt = pair
     gz = tmp_path / "gt.json.gz"
@@ -226,6 +231,7 @@ def test_gz_and_stdin_read_as_the_plain_file(tmp_path, pair, capsys):
     assert json.loads(proc.stdout)["stats"] == json.loads((tmp_path / "a.json").read_text())["stats"]
 
 
+@pytest.mark.slow  # processes of their own
 def test_slice_by_reads_the_loaded_bytes(tmp_path, pair):
     """--slice-by parses the bytes the loader read: a byte order mark, and stdin, which gives them once."""
     preds, gt = pair
@@ -325,6 +331,7 @@ def test_a_lone_surrogate_in_a_category_name_is_written_escaped(tmp_path, pair, 
     assert "bad\\ud800name" in (tmp_path / "o.csv").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # processes of their own
 def test_a_lone_surrogate_in_a_slice_name_prints(tmp_path, pair):
     preds, gt = _with_names(pair, tmp_path, "person", "bad\ud800.jpg")
     proc = _cli([preds, gt, "--slice-by", "file_name", "--json", "o.json"], tmp_path)
@@ -360,6 +367,7 @@ def test_sigterm_and_sighup_leave_no_temporaries(sig, status, tmp_path, pair, mo
     assert signal.getsignal(getattr(signal, sig)) is signal.SIG_DFL  # given back
 
 
+@pytest.mark.slow  # processes of their own
 def test_ctrl_c_during_the_imports_is_one_line():
     """The command line's process takes Ctrl-C quietly from deteval's first import on."""
     code = "import sys, signal; sys.argv = ['deteval']; import deteval; print(signal.getsignal(signal.SIGINT).__name__)"
@@ -415,6 +423,7 @@ def test_messages_name_the_flag_once_with_plain_numbers(argv, start, tmp_path, p
     assert line.startswith(start) and "np." not in line and line.count("--slice-by") <= 1, line
 
 
+@pytest.mark.slow  # processes of their own
 def test_crowdpose_ground_truth_from_stdin(tmp_path):
     """crowdpose reads each image's crowdIndex from the bytes the loader read: stdin gives them once."""
     gt, preds = DATA / "crowdpose" / "example_crowdpose_val.json", DATA / "crowdpose" / "example_crowdpose_preds.json"
