@@ -178,7 +178,7 @@ def _check_text(chunk: bytes, name: str, what: str, offset: int, json_start: boo
     bad = _CONTROL.search(chunk)
     if bad is not None:
         at = offset + bad.start()
-        raise InputError(name, None, f"{what} is not text (control byte 0x{chunk[bad.start()]:02x} at byte {at})")
+        raise InputError(name, None, f"not {what} text: control byte 0x{chunk[bad.start()]:02x} at byte {at}")
 
 
 def _gunzip(f: Any, name: str, what: str) -> bytes:

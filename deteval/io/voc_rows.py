@@ -66,7 +66,7 @@ class Raw:
 
 def read_text(path: Path) -> str:
     """The file's text (UTF-8, a byte order mark skipped), read by the bounded reader."""
-    raw = read_bytes(path, "text", json_text=False)
+    raw = read_bytes(path, "VOC", json_text=False)
     try:
         return bytes(raw[:]).decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -198,7 +198,7 @@ def test_voc_names_from_a_device_is_refused(tmp_path):
     dets, gt, _ = _voc(tmp_path)
     proc = _cli(["--protocol", "voc07", "--names", "/dev/zero", str(dets), str(gt)], tmp_path, limit_as=3 << 30)
     assert proc.returncode == 2, proc.stderr
-    _one_line(proc.stderr, "/dev/zero", "not text")
+    _one_line(proc.stderr, "/dev/zero", "control byte 0x00")
 
 
 @pytest.mark.slow  # processes of their own
