@@ -217,11 +217,14 @@ def _raise_terminated(signum: int, frame: Any) -> None:
 @contextmanager
 def terminable() -> Iterator[None]:
     """In this block SIGTERM and SIGHUP raise :class:`Terminated` (main thread only; elsewhere a no-op),
-    and SIGINT raises KeyboardInterrupt (whatever the handler during the imports was)."""
+    and SIGINT raises KeyboardInterrupt (whatever the handler during the imports was); a signal the
+    process was started ignoring (``nohup``) stays ignored."""
     wanted = [signal.SIGINT, *(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))]
     previous = {}
     try:
         for sig in wanted:
+            if signal.getsignal(sig) is signal.SIG_IGN:  # nohup, a background job: ignored it stays
+                continue
             handler = signal.default_int_handler if sig == signal.SIGINT else _raise_terminated
             previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread: signals are not ours to take

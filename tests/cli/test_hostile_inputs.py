@@ -432,3 +432,16 @@ def test_crowdpose_ground_truth_from_stdin(tmp_path):
     b = _cli([*args, "/dev/stdin"], tmp_path, stdin=open(gt))
     assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
     assert json.loads(a.stdout)["stats"] == json.loads(b.stdout)["stats"]
+
+
+def test_an_ignored_sighup_stays_ignored(pair, monkeypatch, capsys, tmp_path):
+    """``nohup deteval ...``: SIGHUP was ignored before the run and is during it."""
+    seen = []
+    monkeypatch.setattr(run, "evaluate", lambda *a, **k: seen.append(signal.getsignal(signal.SIGHUP)) or 1 / 0)
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with pytest.raises(ZeroDivisionError):
+            main([*map(str, pair), "--quiet"])
+        assert seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, old)
