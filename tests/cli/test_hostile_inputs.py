@@ -445,3 +445,23 @@ def test_an_ignored_sighup_stays_ignored(pair, monkeypatch, capsys, tmp_path):
         assert seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, old)
+
+
+@pytest.mark.slow  # processes of their own
+@pytest.mark.parametrize("sig, status, words", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+@pytest.mark.parametrize("delay", [0.3, 2.5])
+def test_a_signal_at_any_point_is_one_line_and_leaves_nothing(sig, status, words, delay, tmp_path, pair):
+    """While the modules load (0.3 s) or while a long run goes on (2.5 s: a bootstrap of 5000 replicates)."""
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DETEVAL_COMPILE_HELPERS": "0"}
+    argv = [*map(str, pair), "--bootstrap", "5000", "--json", "out.json", "--csv", "out.csv", "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-m", "deteval", *argv], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    time.sleep(delay)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == status, err
+    _one_line(err, f"deteval: {words}")
+    assert not (tmp_path / "out.json").exists() and not (tmp_path / "out.csv").exists()
+    _no_temporaries(tmp_path)
