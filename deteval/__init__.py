@@ -10,9 +10,10 @@ import sys
 from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING
 
-from deteval._startup.blas_thread import spare_blas_thread
+from deteval._startup.blas_thread import quiet_interrupt_while_loading, spare_blas_thread
 
 spare_blas_thread()  # before numpy's import: the command line's process only
+quiet_interrupt_while_loading()  # Ctrl-C during the imports: one line, 130 (the command line's process only)
 
 from deteval.api import bootstrap, compare, evaluate, load  # noqa: E402
 from deteval.errors import DetevalWarning, InputError  # noqa: E402

@@ -10,6 +10,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from deteval.text import printable
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -17,7 +19,9 @@ class InputError(ValueError):
     """Invalid user input: names the source, the record and the rule broken.
 
     ``source`` is a file path or an argument name, ``record`` says which entry
-    (for example ``"annotations[12] (id=7)"``), ``rule`` what is wrong with it.
+    (for example ``"annotations[12] (id=7)"``), ``rule`` what is wrong with it. The message is one
+    line of printable text whatever the user's strings hold (a file name with a newline or an escape
+    sequence, a lone surrogate: escaped as ``repr`` escapes them), a value quoted in it cut short.
     """
 
     def __init__(self, source: str, record: str | None, rule: str) -> None:
@@ -25,7 +29,12 @@ class InputError(ValueError):
         self.record = record
         self.rule = rule
         where = f"{source}: {record}" if record else source
-        super().__init__(f"{where}: {rule}")
+        if len(rule) > MAX_RULE_CHARS:
+            rule = rule[: MAX_RULE_CHARS - 5] + " ... " + rule[-20:]
+        super().__init__(printable(f"{where}: {rule}"))
+
+
+MAX_RULE_CHARS = 1000  # a message quoting a huge value stays readable
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))

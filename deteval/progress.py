@@ -63,6 +63,11 @@ class Progress:
             self._name = name
         self._draw()
 
+    def detail(self, name: str) -> None:
+        """Rename the running stage (``bootstrap 2000/100000``) without counting a new one."""
+        with self._lock:
+            self._name = name
+
     def note(self, text: str) -> None:
         """Print ``text`` as a line of its own on the stream, whether or not the indicator is drawn
         (it is erased first, and redrawn below at its next tick)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["spare_blas_thread", "runs_command_line"]
+__all__ = ["quiet_interrupt_while_loading", "spare_blas_thread", "runs_command_line"]
 
 
 def runs_command_line(argv: list[str], orig_argv: list[str]) -> bool:
@@ -33,3 +33,29 @@ def spare_blas_thread() -> None:
     variable is not set."""
     if "numpy" not in sys.modules and runs_command_line(sys.argv, getattr(sys, "orig_argv", [])):
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    import signal
+
+    os.write(2, b"deteval: interrupted\n" if signum == signal.SIGINT else b"deteval: terminated\n")
+    os._exit(128 + signum)
+
+
+def quiet_interrupt_while_loading() -> None:
+    """Ctrl-C while deteval's command line imports its modules (numpy's ~0.1 s among them) exits as Ctrl-C
+    during a run does: ``deteval: interrupted``, status 130, no traceback; SIGTERM and SIGHUP say
+    ``deteval: terminated`` (143, 129). Nothing is written yet, so
+    nothing needs cleaning; :func:`deteval.cli.main` takes SIGINT back for the run."""
+    if runs_command_line(sys.argv, getattr(sys, "orig_argv", [])):
+        import signal
+
+        try:
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                signal.signal(signal.SIGINT, _interrupted_while_loading)
+            for name in ("SIGTERM", "SIGHUP"):  # likewise, where the process was not started ignoring them
+                sig = getattr(signal, name, None)
+                if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+                    signal.signal(sig, _interrupted_while_loading)
+        except ValueError:  # not the main thread
+            pass

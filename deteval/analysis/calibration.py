@@ -147,6 +147,9 @@ def _ece_mce(count: np.ndarray, conf: np.ndarray, acc: np.ndarray, total: int) -
     return ece, mce
 
 
+MAX_BINS = 100_000  # beyond any useful histogram; its per-class arrays stay a few MB
+
+
 def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> Calibration:
     """Expected (ECE) and maximum (MCE) calibration error of an evaluation's detections, per bin and category.
 
@@ -175,6 +178,8 @@ def calibration(result: EvalResult, n_bins: int = 10, iou_thr: float = 0.5) -> C
     out = _outcomes(result)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+    if n_bins > MAX_BINS:
+        raise ValueError(f"n_bins must be at most {MAX_BINS:,}, got {n_bins:,}")
     n_bins = int(n_bins)
     t = threshold_index(out.iou_thrs, iou_thr, "calibration")
     a = area_all_index(out)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.intervals import draws_of, replay_of_result, stats_of_draws_many
+from deteval.analysis.intervals import check_replicates, replay_of_result, stats_of_replicates
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
@@ -94,8 +94,7 @@ def compare_results(
 ) -> ComparisonResult:
     """Compare two results of :func:`deteval.evaluate` (of a protocol that provides replay) on the same
     ground truth and parameters (module docstring)."""
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")
+    n = check_replicates(n)
     if not 0 < level < 1:
         raise InputError("level", None, f"the interval's level must lie strictly between 0 and 1, not {level!r}")
     ra, rb = replay_of_result(result_a), replay_of_result(result_b)
@@ -109,8 +108,7 @@ def compare_results(
         raise InputError("compare", None, "both results must come from the same ground truth and parameters")
     if len(ra.file_order) == 0:
         raise InputError("compare", None, "the ground truth has no images to resample")
-    draws = draws_of(result_a, int(n), seed)
-    reps_a, reps_b = stats_of_draws_many([result_a, result_b], draws)
+    reps_a, reps_b = stats_of_replicates([result_a, result_b], n, seed)
     point_a = {**result_a.stats, **(getattr(result_a, "extra_stats", {}) or {})}
     point_b = {**result_b.stats, **(getattr(result_b, "extra_stats", {}) or {})}
     names = tuple(point_a)

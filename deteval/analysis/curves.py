@@ -79,7 +79,8 @@ def curve_indices(
     thrs = np.asarray(ax["iou_thrs"], dtype=np.float64)
     hit = np.flatnonzero(np.isclose(thrs, float(iou_thr), rtol=0.0, atol=1e-9))
     if hit.size == 0:
-        raise ValueError(f"IoU {iou_thr} is not an evaluated threshold; choose one of {[round(x, 4) for x in thrs]}")
+        allowed = [round(float(x), 4) for x in thrs]
+        raise ValueError(f"IoU {iou_thr} is not an evaluated threshold; choose one of {allowed}")
     areas = [str(x) for x in ax["area_labels"]]
     if area not in areas:
         raise ValueError(f"area {area!r} is not an evaluated area range; choose one of {areas}")

@@ -22,7 +22,7 @@ value pycocotools gives a stat without ground truth); NaN where no replicate def
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -138,6 +138,41 @@ def stats_of_draws_many(
     return out
 
 
+MAX_REPLICATES = 1_000_000  # a request beyond it is refused: its stats alone would take gigabytes
+_DRAW_INDICES = 20_000_000  # image indices drawn at a time (160 MB): replicates go in chunks of this many
+
+
+def check_replicates(n: object, what: str = "n") -> int:
+    """``n`` as a number of bootstrap replicates: a positive integer up to :data:`MAX_REPLICATES`."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(what, None, f"the number of replicates must be a positive integer, not {n!r}")
+    if n > MAX_REPLICATES:
+        raise InputError(what, None, f"at most {MAX_REPLICATES:,} replicates, not {int(n):,}")
+    return int(n)
+
+
+def stats_of_replicates(
+    results: Sequence[EvalResult], n: int, seed: int, progress: Callable[[int, int], None] | None = None
+) -> list[np.ndarray]:
+    """Each result's stats on the ``n`` replicates of :func:`draws_of` (drawn from ``results[0]``), computed in
+    chunks (the draws of a chunk only are held), ``progress(done, n)`` after each: the same numbers as one go."""
+    replay = replay_of_result(results[0])
+    rng = np.random.default_rng(seed)
+    n_images = len(replay.file_order)
+    step = max(1, _DRAW_INDICES // max(n_images, 1))
+    parts: list[list[np.ndarray]] = [[] for _ in results]
+    done = 0
+    while done < n:
+        k = min(step, n - done)
+        draws = [replay.file_order[rng.integers(0, n_images, n_images)] for _ in range(k)]
+        for part, rows in zip(parts, stats_of_draws_many(results, draws)):
+            part.append(rows)
+        done += k
+        if progress is not None:
+            progress(done, n)
+    return [np.concatenate(p) if len(p) > 1 else p[0] for p in parts]
+
+
 def draws_of(result: EvalResult, n: int, seed: int) -> list[np.ndarray]:
     """The ``n`` replicates' images as dense indices, in draw order (the module docstring's rule)."""
     replay = replay_of_result(result)
@@ -161,11 +196,16 @@ def percentile_intervals(replicates: np.ndarray, names: Sequence[str], level: fl
     return out
 
 
-def bootstrap_result(result: EvalResult, n: int = 1000, seed: int = 0, level: float = 0.95) -> BootstrapResult:
+def bootstrap_result(
+    result: EvalResult,
+    n: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    progress: Callable[[int, int], None] | None = None,
+) -> BootstrapResult:
     """Bootstrap ``result`` (a result of :func:`deteval.evaluate` whose protocol provides replay): see the
-    module docstring."""
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise InputError("n", None, f"the number of replicates must be a positive integer, not {n!r}")
+    module docstring. At most :data:`MAX_REPLICATES`; ``progress(done, n)`` is called as replicates finish."""
+    n = check_replicates(n)
     if not 0 < level < 1:
         raise InputError("level", None, f"the interval's level must lie strictly between 0 and 1, not {level!r}")
     replay = replay_of_result(result)
@@ -173,7 +213,7 @@ def bootstrap_result(result: EvalResult, n: int = 1000, seed: int = 0, level: fl
         raise InputError("result", None, "the ground truth has no images to resample")
     point = {**result.stats, **(getattr(result, "extra_stats", {}) or {})}
     names = tuple(point)
-    reps = stats_of_draws(result, draws_of(result, int(n), seed))
+    (reps,) = stats_of_replicates([result], int(n), seed, progress)
     return BootstrapResult(
         names=names,
         point=point,

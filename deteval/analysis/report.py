@@ -102,16 +102,36 @@ def per_class_csv(result: EvalResult, sort_by: str | None = None) -> str:
     (``float(cell)`` gives back the identical value); -1 and ``None`` ("no
     ground truth") are written as an empty cell. Lines end with ``\\r\\n`` as
     the csv module writes them. Empty string when there are no per-class rows.
+
+    A text cell (a category name) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+    return is written with a ``'`` before it, so that a spreadsheet shows it and does not run it as a
+    formula (``=HYPERLINK(...)``); numbers are written as they are.
     """
     columns, rows = _rows(result, sort_by)
     if not rows:
         return ""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(columns)
+    writer.writerow([_inert(c) for c in columns])
     for r in rows:
-        writer.writerow(["" if _is_missing(r[c]) else repr(r[c]) if isinstance(r[c], float) else r[c] for c in columns])
+        writer.writerow([_cell(r[c]) for c in columns])
     return buf.getvalue()
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(text: str) -> str:
+    """A text cell a spreadsheet will not evaluate (OWASP's advice against CSV injection)."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _cell(value):
+    if _is_missing(value):
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return _inert(value) if isinstance(value, str) else value
 
 
 def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
@@ -120,7 +140,7 @@ def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
     Same columns as :func:`per_class_table`; numbers with 3 decimals, -1 and
     ``None`` ("no ground truth") as ``–``; numeric columns right-aligned;
     ``|`` and control characters (``a\\nb``) in category names escaped. CSV keeps names raw
-    (the csv module quotes them).
+    (the csv module quotes them), but for a leading formula character (:func:`per_class_csv`).
     """
     columns, rows = _rows(result, sort_by)
     if not rows:

@@ -20,6 +20,7 @@ import numpy as np
 
 from deteval.analysis.intervals import replay_of_result, stats_of_draws
 from deteval.errors import InputError
+from deteval.io.json_source import read_json
 from deteval.result import EvalResult
 
 __all__ = ["read_slices", "slice_stats", "slices_by_field"]
@@ -62,24 +63,19 @@ def _lookup(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def read_slices(path: str | Path) -> dict[str, list]:
     """``--slices FILE.json``: a JSON object mapping each slice's name to a list of image ids."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(str(path), None, f"cannot read the slices: {exc}") from None
+    data, _ = read_json(path, "slices")
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise InputError(str(path), None, 'slices are a JSON object {"name": [image ids], ...}')
     return data
 
 
-def slices_by_field(gt: str | Path | Mapping[str, Any], key: str) -> dict[str, list]:
+def slices_by_field(gt: str | Path | Mapping[str, Any], key: str, raw: Any = None) -> dict[str, list]:
     """``--slice-by KEY``: one slice per value of ``key`` in the ground truth's image records (a COCO JSON
     file or its loaded dict), named by the value, in order of first appearance; images without the
-    field are left out of every slice."""
+    field are left out of every slice. ``raw``: the file's bytes as the loader read them (then the file
+    is not read again), from :func:`deteval.io.json_source.keep_reads`."""
     if isinstance(gt, (str, Path)):
-        try:
-            gt = json.loads(Path(gt).read_text())
-        except (OSError, ValueError) as exc:
-            raise InputError(str(gt), None, f"cannot read the ground truth's image records: {exc}") from None
+        gt, _ = read_json(gt, "ground truth", raw)
     images = gt.get("images") if isinstance(gt, Mapping) else None
     if not isinstance(images, list):
         raise InputError("--slice-by", None, "slicing by a field needs COCO ground truth with an images list")

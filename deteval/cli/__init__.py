@@ -15,7 +15,8 @@ parameters; flags override it.
 The first run on a machine compiles the kernels (numba, cached for later runs): one line on
 stderr says so (:data:`COMPILE_NOTICE`), unless ``--quiet``.
 
-Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr);
+Exit status: 0 done; 2 bad input; 130 interrupted (Ctrl-C, one line on stderr); 143 and 129
+terminated by SIGTERM or SIGHUP (one line; the temporaries removed as on Ctrl-C);
 141 (128 + SIGPIPE, as a shell reports a process a closed pipe ended) when stdout was
 closed before everything was printed (``| head``): the files were written by then.
 Every mistake of the user's is an :class:`~deteval.errors.InputError`, printed as one
@@ -33,11 +34,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from deteval.cli.parse import (
+    Invocation,
     build_parser,
     parse_command_line,
     sample_pair,  # tests and scripts import it from here
 )
 from deteval.errors import InputError
+from deteval.text import printable
 
 __all__ = ["build_parser", "console_main", "main", "sample_pair"]
 
@@ -81,8 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A usage error raises ``SystemExit(2)``.
     """
+    from deteval.cli.guard import Terminated, terminable
+
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate in a name is printed escaped, never raises
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
-        return _main(argv)
+        with terminable():
+            return _main(argv)
+    except Terminated as exc:  # SIGTERM, SIGHUP: as Ctrl-C, the temporaries removed on the way out
+        print("deteval: terminated", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         # Ctrl-C: one line, no traceback; the files are all or nothing (output.write_files)
         print("deteval: interrupted", file=sys.stderr)
@@ -90,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as exc:  # the machine's, not the input's (a full disk under numba's cache, say): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(printable(f"deteval: error: {where}{exc.strerror or exc}"), file=sys.stderr)
+        return 2
 
 
 def _silence_stdout() -> None:
@@ -118,36 +134,57 @@ def _main(argv: Sequence[str] | None) -> int:
     except InputError as exc:
         _print_error(exc)
         raise SystemExit(2) from None
-    args = inv.args
+    from deteval.io.json_source import max_input_bytes
 
+    with max_input_bytes(inv.args.max_input_bytes):
+        return _run(inv)
+
+
+def _warning_text(w: warnings.WarningMessage) -> str:
+    """A warning's one line: deteval's own say what and where in the input; any other (numpy's
+    floating-point warnings, say) is named with its kind and the line of deteval that raised it."""
+    from deteval.errors import DetevalWarning
+
+    if issubclass(w.category, DetevalWarning):
+        return str(w.message)
+    where = os.path.relpath(w.filename, os.path.dirname(os.path.dirname(__file__)))
+    why = ", from an input value out of range" if issubclass(w.category, RuntimeWarning) else ""
+    return f"{w.message} ({w.category.__name__} at {where}:{w.lineno}{why})"
+
+
+def _run(inv: Invocation) -> int:
+    """The evaluation of a parsed command line, its files and its printing; the exit status."""
     from deteval.cli import output, run
     from deteval.progress import Progress
+
+    args = inv.args
 
     try:
         # before anything is loaded: a bad output path must not cost an evaluation
         output.check_paths(inv)
+        run.check_requests(inv)
     except InputError as exc:
         _print_error(exc)
         return 2
     # when a file goes to stdout, stdout holds that file only: the summary and tables go to stderr
     printed = sys.stderr if output.to_stdout(args) else sys.stdout
-    stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args)
+    stages = 2 + (inv.confusion_thrs is not None) + args.tide + output.wants_files(args) + (args.bootstrap is not None)
     with Progress(stages, enabled=not args.quiet) as progress, _compile_notice(progress, not args.quiet):
         try:
             # the loaders' and protocols' warnings are printed after the summary's progress display
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                result, dets, gt = run.evaluate(inv, progress)
-            result, extras = run.analyses(inv, result, dets, gt, progress)
-            # files first: a closed pipe on stdout (| head) must not lose them
-            stdout_texts = output.write_files(args, result, extras, progress)
+                result, dets, gt, read = run.evaluate(inv, progress)
+                result, extras = run.analyses(inv, result, dets, gt, progress, read)
+                # files first: a closed pipe on stdout (| head) must not lose them
+                stdout_texts = output.write_files(args, result, extras, progress, output.inputs(inv))
         except InputError as exc:
             progress.close()
             _print_error(exc)
             return 2
     if not args.quiet:
         for w in caught:
-            print(f"deteval: warning: {w.message}", file=sys.stderr)
+            print(f"deteval: warning: {printable(_warning_text(w))}", file=sys.stderr)
         output.print_results(args, result, extras, printed)
     for text in stdout_texts:  # written even with --quiet: the user asked for it
         sys.stdout.write(text)

@@ -32,25 +32,59 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--names", metavar="FILE", help="voc07/voc10: class names file of VOC text detections")
     p.add_argument("--json", metavar="PATH", help="write the comparison as JSON (- for stdout)")
+    p.add_argument(
+        "--max-input-bytes", type=positive_int, metavar="N", help="the most bytes read from a stream or a .gz input"
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    """Run ``deteval compare``; the exit status (0 done, 2 bad input)."""
-    args = _parser().parse_args(list(argv))
-    from deteval.api import compare
+    """Run ``deteval compare``; the exit status (0 done, 2 bad input).
 
+    ``--json`` follows the main command's output rule (:mod:`deteval.cli.guard`): never an input nor
+    inside an input folder, checked before anything is loaded, written to a temporary and renamed.
+    """
+    args = _parser().parse_args(list(argv))
+    from deteval.io.json_source import max_input_bytes
+
+    with max_input_bytes(args.max_input_bytes):
+        return _compare(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from deteval.api import compare
+    from deteval.cli.guard import Staging, check_outputs, input_files
+
+    target = None
     try:
+        read = input_files({"PREDS_A": args.preds_a, "PREDS_B": args.preds_b, "GT": args.gt, "--names": args.names})
+        if args.json not in (None, "-"):
+            check_outputs({"--json": (args.json, False)}, read)
+        from deteval.analysis.intervals import check_replicates
+
+        check_replicates(args.bootstrap, "--bootstrap")
         result = compare(
             args.preds_a, args.preds_b, args.gt, n=args.bootstrap, seed=args.seed, level=args.level,
             protocol=args.protocol, iou_type=args.iou_type, **({"names": args.names} if args.names else {}),
         )  # fmt: skip
         text = json.dumps(result.to_dict(), indent=2) + "\n"
         if args.json not in (None, "-"):
-            Path(args.json).write_text(text)
-    except (InputError, OSError) as exc:
+            target = Path(args.json)
+            staging = Staging(read)
+            try:
+                staging.file(target, "--json").write_text(text, encoding="utf-8")
+                staging.commit()
+            finally:
+                staging.discard()
+    except InputError as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the message names the file the user gave, not a temporary
+        if target is None:
+            raise  # not the output's: main() reports it
+        print(f"deteval: error: {InputError(f'--json: cannot write {target}', None, exc.strerror or str(exc))}",
+              file=sys.stderr)  # fmt: skip
         return 2
     out = sys.stderr if args.json == "-" else sys.stdout
     if not args.quiet:

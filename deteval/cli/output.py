@@ -2,8 +2,9 @@
 
 Output paths are checked before anything is loaded (:func:`check_paths`). Files are then written
 all-or-nothing: each to a temporary file beside its target, renamed into place only once every
-output was written (:class:`_Staging`), so a failed or interrupted run changes no output file.
-``-`` sends --json, --csv or --markdown to stdout; the summary then goes to stderr.
+output was written (:class:`deteval.cli.guard.Staging`), so a failed or interrupted run changes no output file;
+no output may be or lie inside an input (:mod:`deteval.cli.guard`). ``-`` sends --json, --csv or --markdown
+to stdout (the summary then goes to stderr); the other outputs refuse it.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
+from deteval import protocols
+from deteval.cli.guard import InputFile, Staging, check_outputs, input_files
 from deteval.cli.parse import CURVE_POINTS, Invocation
 from deteval.cli.run import Extras, flag_errors
 from deteval.errors import InputError
@@ -24,8 +24,6 @@ from deteval.result import EvalResult, jsonable
 
 _FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves")
 STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
-_INPUT_OPTIONS = {"names": "--names", "image_set": "--image-set"}  # protocol options that name input files
-_INPUT_OPTIONS |= {"labels": "--labels", "hierarchy": "--hierarchy", "class_names": "--class-names"}
 
 
 def wants_files(args: argparse.Namespace) -> bool:
@@ -44,120 +42,47 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _inputs(inv: Invocation) -> dict[Path, str]:
-    """Every input file by resolved path, with the flag (or positional) that names it."""
+def inputs(inv: Invocation) -> list[InputFile]:
+    """Every input of the run (see :mod:`deteval.cli.guard`): the files and folders it reads."""
     args = inv.args
-    named = {"PREDS": args.preds, "GT": args.gt, "--config": args.config}
-    named |= {flag: inv.options.get(key) for key, flag in _INPUT_OPTIONS.items()}
-    return {Path(p).resolve(): what for what, p in named.items() if isinstance(p, (str, os.PathLike))}
+    named = {"PREDS": args.preds, "GT": args.gt, "--config": args.config, "--slices": args.slices}
+    flags = {o.name: o.flag for o in protocols.get(args.protocol).options}
+    options = {flags.get(k, _flag(k)): v for k, v in inv.options.items() if isinstance(v, (str, os.PathLike))}
+    return input_files(named, options)
 
 
 def check_paths(inv: Invocation) -> None:
-    """Every output path usable, none an input nor another output; :class:`InputError` naming the flag."""
+    """Every output path usable, none an input (or inside an input folder) nor another output;
+    :class:`InputError` naming the flag."""
     args = inv.args
-    inputs = _inputs(inv)
-    seen: dict[Path, str] = {}
     if len(to_stdout(args)) > 1:
         raise InputError(", ".join(to_stdout(args)), None, "only one output can go to stdout ('-')")
+    outputs = {}
     for name in (*_FILE_FLAGS, "plot"):
         path = getattr(args, name)
         if not path or (path == "-" and name in STDOUT_FLAGS):
             continue
-        flag = _flag(name)
-        _check_target(flag, Path(path), directory=name == "plot")
-        resolved = Path(path).resolve()
-        clash = inputs.get(resolved) or seen.get(resolved)
-        if clash is not None:
-            raise InputError(flag, None, f"{path} is also {clash}; refusing to overwrite it")
-        seen[resolved] = flag
-
-
-def _check_target(flag: str, path: Path, *, directory: bool) -> None:
-    """The target's parent exists and is writable; the target itself, if present, is of the right kind."""
-    parent = path.parent
-    if not parent.is_dir():
-        # no longer created: a typo in a directory name should not scatter outputs
-        problem = "is not a directory" if parent.exists() else "does not exist"
-        raise InputError(flag, None, f"cannot write {path}: {parent} {problem}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(flag, None, f"cannot write {path}: directory {parent} is not writable")
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise InputError(flag, None, f"cannot write {path}: {exc.strerror}") from None
-    if directory:
-        if not stat.S_ISDIR(mode):
-            raise InputError(flag, None, f"{path} exists and is not a directory")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise InputError(flag, None, f"cannot write into {path}: not writable")
-    elif stat.S_ISDIR(mode):
-        raise InputError(flag, None, f"{path} is a directory")
-    elif not stat.S_ISREG(mode):
-        raise InputError(flag, None, f"{path} is not a regular file (a device, pipe or socket)")
+        if path == "-":
+            where = "a file" if name != "plot" else "a directory"
+            raise InputError(_flag(name), None, f"cannot go to stdout ('-'): give {where}")
+        outputs[_flag(name)] = (path, name == "plot")
+    check_outputs(outputs, inputs(inv))
 
 
 # ---------------------------------------------------------------- writing, all or nothing
 
 
-class _Staging:
-    """Temporary files and directories beside their targets; :meth:`commit` renames them all into place.
-
-    Renames within one directory are atomic, so each target is either old or new, never half written;
-    :meth:`discard` (on any failure) removes every temporary and leaves the targets untouched.
-    """
-
-    def __init__(self) -> None:
-        self.files: list[tuple[Path, Path]] = []  # (temporary, target)
-        self.dirs: list[tuple[Path, Path]] = []
-
-    def file(self, target: Path) -> Path:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        self.files.append((Path(tmp), target))
-        return Path(tmp)
-
-    def directory(self, target: Path) -> Path:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-        self.dirs.append((tmp, target))
-        return tmp
-
-    def commit(self) -> None:
-        for tmp, target in self.files:
-            # mkstemp makes 0600 files; outputs get the usual mode, as a plain open() would
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, target)
-        for tmp, target in self.dirs:
-            target.mkdir(exist_ok=True)  # --plot's directory itself (its parent was checked)
-            for item in sorted(tmp.iterdir()):
-                os.chmod(item, 0o666 & ~_umask())
-                os.replace(item, target / item.name)
-            tmp.rmdir()
-        self.files, self.dirs = [], []
-
-    def discard(self) -> None:
-        for tmp, _ in self.files:
-            tmp.unlink(missing_ok=True)
-        for tmp, _ in self.dirs:
-            shutil.rmtree(tmp, ignore_errors=True)
-        self.files, self.dirs = [], []
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_files(args: argparse.Namespace, result: EvalResult, extras: Extras, progress) -> list[str]:
+def write_files(
+    args: argparse.Namespace, result: EvalResult, extras: Extras, progress, read: list[InputFile] | None = None
+) -> list[str]:
     """Every file asked for, all or none; returns the texts for stdout (``-``).
 
-    :class:`InputError` naming the path when one cannot be written.
+    :class:`InputError` naming the path when one cannot be written. ``read``: the run's inputs
+    (:func:`inputs`), which no file of ``--plot``'s directory may be.
     """
     if wants_files(args):
         progress.stage("writing files")
-    staging = _Staging()
+    staging = Staging(read)
     target: Path | None = None  # the output being written, for the error message
     flag = ""
     try:
@@ -165,17 +90,19 @@ def write_files(args: argparse.Namespace, result: EvalResult, extras: Extras, pr
         for name in STDOUT_FLAGS:
             if getattr(args, name) and getattr(args, name) != "-":
                 flag, target = _flag(name), Path(getattr(args, name))
-                staging.file(target).write_text(texts[name], newline="")
+                # a lone surrogate in a name (valid JSON, not UTF-8) is written as its \\u escape
+                text = texts[name]
+                staging.file(target, flag).write_text(text, encoding="utf-8", errors="backslashreplace", newline="")
         if args.arrays:
             flag, target = "--arrays", Path(args.arrays)
-            result.save_arrays(staging.file(target), compressed=not args.arrays_uncompressed)
+            result.save_arrays(staging.file(target, flag), compressed=not args.arrays_uncompressed)
         if args.curves:
             flag, target = "--curves", Path(args.curves)
-            _write_curves(args, result, staging.file(target))
+            _write_curves(args, result, staging.file(target, flag))
         if args.plot:
             flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
-                _write_plots(args, result, extras.confusion, staging.directory(target), extras.calibration)
+                _write_plots(args, result, extras.confusion, staging.directory(target, flag), extras.calibration)
         staging.commit()
     except OSError as exc:
         # the message reads "cannot write PATH: REASON", PATH the user's (not a temporary's)

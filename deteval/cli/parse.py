@@ -252,6 +252,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--slice-by", metavar="KEY", help="every stat per value of a field of the ground truth's image records"
     )
+    p.add_argument(
+        "--max-input-bytes",
+        type=positive_int,
+        metavar="N",
+        help="the most bytes read from a stream (stdin, a pipe) or decompressed from a .gz input "
+        "(default 2147483648, 2 GiB); regular files are read whatever their size",
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument(
         "--sample", action="store_true", help="evaluate the bundled 100-image COCO sample (takes no PREDS GT)"

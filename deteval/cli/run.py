@@ -34,19 +34,46 @@ def flag_errors(flag: str) -> Iterator[None]:
     """Errors of the work a flag asked for, as :class:`InputError` naming the flag."""
     try:
         yield
-    except (ValueError, TypeError, ImportError) as exc:  # InputError is a ValueError
+    except InputError as exc:
+        if exc.source.startswith(flag):  # named the flag already: as it is
+            raise
+        raise InputError(flag, None, str(exc)) from None
+    except (ValueError, TypeError, ImportError) as exc:
         raise InputError(flag, None, str(exc)) from None
 
 
-def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
-    """``(result, detections, ground truth)``: the protocol's evaluation of the command line's inputs."""
+MAX_CAL_BINS = 100_000  # --cal-bins: far beyond a useful histogram, and a few MB per class at most
+
+
+def check_requests(inv: Invocation) -> None:
+    """Resource requests within bounds, before anything is loaded: :class:`InputError` naming the flag."""
+    args = inv.args
+    if getattr(args, "calibration", False) and not 1 <= args.cal_bins <= MAX_CAL_BINS:
+        raise InputError("--cal-bins", None, f"must lie between 1 and {MAX_CAL_BINS:,}, got {args.cal_bins:,}")
+    if args.bootstrap is not None:
+        from deteval.analysis.intervals import check_replicates
+
+        check_replicates(args.bootstrap, "--bootstrap")
+
+
+def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
+    """``(result, detections, ground truth, read)``: the protocol's evaluation of the command line's inputs;
+    ``read`` holds the bytes of the files loaded, by path (``--slice-by`` parses the ground truth's)."""
     args = inv.args
     proto = protocols.get(args.protocol)
     from deteval.protocols.presets import blamed_on, read_config
 
     preset = read_config(args.config) if args.config is not None else None
-    with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
-        params = proto.params(args.iou_type, compat=not args.fixed, preset=preset, strict=args.strict, **inv.options)
+    try:
+        with blamed_on(preset, inv.options):  # the protocol names the parameter; the user's file gave it: say which
+            params = proto.params(
+                args.iou_type, compat=not args.fixed, preset=preset, strict=args.strict, **inv.options
+            )
+    except InputError as exc:  # a keyword the user gave as a flag: named as the flag
+        flags = {o.name: o.flag for o in proto.options} | {"iou_type": "--iou-type"}
+        if exc.source in flags:
+            raise InputError(flags[exc.source], exc.record, exc.rule) from None
+        raise
     if getattr(args, "lrp", False):
         if not proto.supports("lrp", args.iou_type):
             where = _defined_for("lrp", with_iou_types=False)
@@ -55,13 +82,18 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any]:
 
         params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
     progress.stage("loading")
-    dets, gt = proto.load(args.preds, args.gt, params)
+    from deteval.io.json_source import keep_reads
+
+    with keep_reads() as read:
+        dets, gt = proto.load(args.preds, args.gt, params)
     progress.stage("evaluating")
-    return proto.evaluate_loaded(dets, gt, params), dets, gt
+    return proto.evaluate_loaded(dets, gt, params), dets, gt, read
 
 
-def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) -> tuple[EvalResult, Extras]:
-    """Operating points, confusion matrix, TIDE and --score-thr: ``(result, extras)``."""
+def analyses(
+    inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress, read: dict | None = None
+) -> tuple[EvalResult, Extras]:
+    """Operating points, confusion matrix, TIDE and --score-thr: ``(result, extras)``. ``read``: :func:`evaluate`'s."""
     args, extras = inv.args, Extras()
     if (
         result.outcomes is not None
@@ -95,13 +127,20 @@ def analyses(inv: Invocation, result: EvalResult, dets: Any, gt: Any, progress) 
 
         flag = "--slices" if args.slices is not None else "--slice-by"
         with flag_errors(flag):
-            chosen = read_slices(args.slices) if args.slices is not None else slices_by_field(args.gt, args.slice_by)
+            if args.slices is not None:
+                chosen = read_slices(args.slices)
+            else:
+                chosen = slices_by_field(args.gt, args.slice_by, raw=(read or {}).get(str(args.gt)))
             result.slices = slice_stats(result, chosen)
     if args.bootstrap is not None:
         from deteval.analysis.intervals import bootstrap_result
 
+        progress.stage("bootstrap")
         with flag_errors("--bootstrap"):
-            extras.bootstrap = bootstrap_result(result, n=args.bootstrap, seed=args.seed, level=args.level)
+            extras.bootstrap = bootstrap_result(
+                result, n=args.bootstrap, seed=args.seed, level=args.level,
+                progress=lambda done, n: progress.detail(f"bootstrap {done:,}/{n:,} replicates"),
+            )  # fmt: skip
     if args.score_thr is not None:
         with flag_errors("--score-thr"):
             extras.score_thr = _score_thr_text(result, args)

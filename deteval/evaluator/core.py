@@ -40,7 +40,14 @@ from deteval.evaluator.inputs import (
     with_keypoints,
     with_masks,
 )
-from deteval.evaluator.state import EvaluatorState, merge_states, result_from_state, state_config, state_from_matches
+from deteval.evaluator.state import (
+    EvaluatorState,
+    check_state,
+    merge_states,
+    result_from_state,
+    state_config,
+    state_from_matches,
+)
 from deteval.protocols.base import Protocol
 from deteval.protocols.streaming import StreamPart, StreamSpec
 from deteval.result import EvalResult
@@ -91,6 +98,9 @@ def _dist_rank_world() -> tuple[int, int]:
 
 # --------------------------------------------------------------------------------------
 # the evaluator
+
+
+PICKLE_VERSION = 1  # the layout of a pickled Evaluator; a pickle of another is refused
 
 
 def _cut_with_unknown(dets: Detections, unknown: np.ndarray, max_dets: int, b: Batch, call: int) -> Detections:
@@ -315,9 +325,27 @@ class Evaluator:
         self.state()  # pickle one compact state
         d = dict(self.__dict__)
         d["_result"] = None
+        d["_pickle_version"] = PICKLE_VERSION
         return d
 
     def __setstate__(self, d: dict) -> None:
+        """Unpickling checks what it is given before anything is computed from it: the version, the
+        parameters and every state (:func:`~deteval.evaluator.state.check_state`)."""
+        if not isinstance(d, dict):
+            raise InputError("unpickle", None, f"not an Evaluator's pickled state ({type(d).__name__})")
+        d = dict(d)
+        version = d.pop("_pickle_version", PICKLE_VERSION)  # pickles made before the version was kept: 1
+        if version != PICKLE_VERSION:
+            raise InputError("unpickle", None, f"an Evaluator pickled by format {version!r}, this is {PICKLE_VERSION}")
+        chunks = d.get("_chunks")
+        if not isinstance(chunks, list) or "_config" not in d or "params" not in d:
+            raise InputError("unpickle", None, "not an Evaluator's pickled state (no chunks, config or params)")
+        for k, chunk in enumerate(chunks):
+            check_state(chunk, f"unpickle: state {k}")
+            if chunk.config != d["_config"]:
+                raise InputError("unpickle", f"state {k}", "made with other parameters than the evaluator's")
+        if d.get("_synced") is not None:
+            check_state(d["_synced"], "unpickle: synced state")
         self.__dict__.update(d)
 
     @property
@@ -495,8 +523,7 @@ class Evaluator:
         The evaluator's own state is kept apart: a later :meth:`update`, :meth:`merge` or
         :meth:`reset` drops the adopted one, so a second sync never counts a rank twice.
         """
-        if not isinstance(state, EvaluatorState):
-            raise InputError("sync", None, f"expected an EvaluatorState, got {type(state).__name__}")
+        check_state(state, "sync")
         if state.config != self._config:
             rule = "the state was made with other protocol parameters or categories than this evaluator's"
             raise InputError("sync", None, rule)

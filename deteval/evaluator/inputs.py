@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.errors import InputError
+from deteval.errors import InputError, warn
 from deteval.rle import Masks, concat_masks, masks_from_binary
 from deteval.types import IdTable, xywh_area
 
@@ -46,6 +46,9 @@ def to_numpy_all(values: list) -> list:
     groups: dict = {}
     for i, v in enumerate(values):
         if _is_tensor(v):
+            if v.device.type == "meta":  # shapes without data: nothing to evaluate
+                rule = "a tensor on the 'meta' device holds no values: move it to a real device"
+                raise InputError("update", None, rule)
             if v.device.type == "cpu":
                 out[i] = _tensor_to_numpy(v)
             else:
@@ -379,7 +382,9 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
     encoded: tuple[list[Masks], list[Masks]] = ([], [])
     area_given: list = []
     out = ([], [])
+    mixed: list[tuple[int, set]] = []  # images whose masks are not all of one size, with the sizes
     for i, (p, t) in enumerate(zip(preds, target)):
+        sizes: set = set()
         for kind, d in (("preds", p), ("target", t)):
             where = (kind, f"update {call}, {kind}[{i}]")
             if not isinstance(d, Mapping) or "masks" not in d:
@@ -395,6 +400,16 @@ def with_masks(preds: list, target: list, box_format: str, call: int):
             out[kind == "target"].append(d)
             if kind == "target":
                 area_given.extend([d.get("area") is not None] * n)
+            sizes.update(zip(m.height.tolist(), m.width.tolist()))
+        if len(sizes) > 1:
+            mixed.append((i, sizes))
+    if mixed:  # pycocotools' mask IoU refuses such pairs ("The dt and gt should have the same size")
+        i, sizes = mixed[0]
+        shown = ", ".join(f"{h}x{w}" for h, w in sorted(sizes)[:4])
+        warn(
+            f"update {call}: {len(mixed)} images have masks of different sizes; first: preds[{i}]/target[{i}] "
+            f"({shown}): give every mask of an image at the image's size"
+        )
     dt_masks, gt_masks = (concat_masks(parts) for parts in encoded)
     return out[0], out[1], dt_masks, gt_masks, np.array(area_given, dtype=bool)
 

@@ -25,7 +25,15 @@ from deteval.protocols.streaming import StreamPart, StreamRows
 from deteval.result import EvalResult
 from deteval.types import IdTable, sorted_unique
 
-__all__ = ["EvaluatorState", "merge_states", "protocol_of", "result_from_state", "state_config", "state_from_matches"]
+__all__ = [
+    "EvaluatorState",
+    "check_state",
+    "merge_states",
+    "protocol_of",
+    "result_from_state",
+    "state_config",
+    "state_from_matches",
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,43 @@ def _concat_ids(arrays: list[np.ndarray], what: str) -> np.ndarray:
     return full[0] if len(full) == 1 else np.concatenate(full)
 
 
+_KINDS = {  # field: (dtype kinds allowed, dimensions)
+    "image_ids": ("iuU", 1), "det_image": ("iu", 1), "det_label": ("iuU", 1), "det_rank": ("iu", 1),
+    "det_score": ("f", 1), "det_state": ("i", 3), "cat_label": ("iuU", 1), "cat_npig": ("iu", 2),
+    "cat_ndet": ("iu", 1),
+}  # fmt: skip
+
+
+def check_state(state: Any, what: str = "state") -> EvaluatorState:
+    """``state`` checked before any arithmetic: an :class:`EvaluatorState` whose arrays have the kinds,
+    dimensions and lengths of one, image indices within its images and outcomes 0, 1 or 2;
+    :class:`InputError` naming the first field that is not (a state damaged, or from another version)."""
+    if not isinstance(state, EvaluatorState):
+        raise InputError(what, None, f"expected an EvaluatorState, got {type(state).__name__}")
+    if not isinstance(state.config, tuple) or state.id_mode not in (None, "given", "auto"):
+        raise InputError(what, None, "config or id_mode is not an Evaluator's: a damaged state")
+    for name, (kinds, ndim) in _KINDS.items():
+        v = getattr(state, name)
+        if not isinstance(v, np.ndarray) or v.dtype.kind not in kinds or v.ndim != ndim:
+            got = f"{v.dtype}, {v.ndim}-d" if isinstance(v, np.ndarray) else type(v).__name__
+            raise InputError(what, name, f"must be a {ndim}-d array of kind {kinds!r}, got {got}")
+    n, p, i = len(state.det_score), len(state.cat_label), len(state.image_ids)
+    for name in ("det_image", "det_label", "det_rank", "det_state"):
+        if len(getattr(state, name)) != n:
+            raise InputError(what, name, f"has {len(getattr(state, name))} rows, det_score {n}")
+    for name in ("cat_npig", "cat_ndet"):
+        if len(getattr(state, name)) != p:
+            raise InputError(what, name, f"has {len(getattr(state, name))} rows, cat_label {p}")
+    if n and (state.det_image.min() < 0 or state.det_image.max() >= i):
+        raise InputError(what, "det_image", f"indexes images outside 0..{i - 1}")
+    if n and not np.isin(state.det_state, (0, 1, 2)).all():
+        raise InputError(what, "det_state", "holds outcomes other than 0 (FP), 1 (TP) and 2 (ignored)")
+    values = state.image_values
+    if values is not None and (not isinstance(values, np.ndarray) or values.ndim != 2 or len(values) != i):
+        raise InputError(what, "image_values", f"must be a 2-d array with a row per image ({i})")
+    return state
+
+
 def merge_states(states: Sequence[EvaluatorState]) -> EvaluatorState:
     """One state holding every row of ``states`` (any order: results do not depend on it).
 
@@ -110,13 +155,19 @@ def merge_states(states: Sequence[EvaluatorState]) -> EvaluatorState:
     states = list(states)
     if not states:
         raise InputError("merge", None, "nothing to merge")
+    states = [check_state(s, f"merge: state {k}") for k, s in enumerate(states)]
     first = states[0]
-    for s in states[1:]:
+    for k, s in enumerate(states[1:], 1):
         if s.config != first.config:
             raise InputError(
                 "merge", None,
                 "the states were made with different protocol parameters or categories: "
                 f"{_describe(first.config)} vs {_describe(s.config)}",
+            )  # fmt: skip
+        if s.det_state.shape[1:] != first.det_state.shape[1:] or s.cat_npig.shape[1:] != first.cat_npig.shape[1:]:
+            raise InputError(
+                f"merge: state {k}", "det_state",
+                f"outcomes of shape {s.det_state.shape[1:]}, not {first.det_state.shape[1:]} as the first state's",
             )  # fmt: skip
     modes = {s.id_mode for s in states} - {None}
     if len(modes) > 1:

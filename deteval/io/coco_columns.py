@@ -11,7 +11,9 @@ two readers cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -103,6 +105,21 @@ class GtColumns:
     lvis_found: dict[str, str] | None = None
 
 
+_AREA = threading.local()  # .read False: this thread's caller never reads the ground truth's area
+
+
+@contextmanager
+def area_unread() -> Iterator[None]:
+    """In this block (this thread), a ground truth without ``area`` is no oddity: the caller computes its own
+    (CrowdPose's xtcocotools takes w*h*0.53), so neither the warning nor ``strict``'s error."""
+    old = getattr(_AREA, "read", True)
+    _AREA.read = False
+    try:
+        yield
+    finally:
+        _AREA.read = old
+
+
 def _missing_crowd(cols: GtColumns, name: str, strict: bool) -> None:
     i = int(np.argmin(cols.has_crowd))
     accepted(
@@ -181,6 +198,13 @@ def ground_truth_from_columns(
         _repeated_images(cols.repeated_image_ids, name, strict)
     if cols.has_crowd is not None and not cols.has_crowd.all() and not lvis_fields:  # LVIS never reads iscrowd
         _missing_crowd(cols, name, strict)
+    if not cols.has_area.all() and getattr(_AREA, "read", True):
+        i = int(np.argmin(cols.has_area))
+        accepted(
+            name, strict, int((~cols.has_area).sum()),
+            "annotations have no 'area': the box's w*h is taken (the mask's, with no box; pycocotools raises "
+            "KeyError)", record_name("annotations", i, cols.ann_id[i]), "missing key 'area'",
+        )  # fmt: skip
     if cols.lvis_found and not lvis_fields:
         _lvis_fields(cols.lvis_found, name, strict)
     rows = slice(None) if scored is None else scored  # slice: the columns themselves, no copies

@@ -37,27 +37,30 @@ def ground_truth_of_json(
     categories = _get_list(data, "categories", name)
     anns = _get_list(data, "annotations", name)
 
-    img_ids, img_first = _id_table(images, name, "images", unique=False)
+    img_ids, img_first = _id_table(images, name, "images", unique=False, strict=strict)
     in_file = None
     if len(img_ids) != len(images):  # the ids again, in file order: for the sizes of repeats and the warning
-        in_file = _ids(_column(images, "id", name, "images"), name, "images", "id", images)
+        in_file = _ids(_column(images, "id", name, "images"), name, "images", "id", images, note=False)
     # a repeated id's size is its last record's, as pycocotools' id -> record dict keeps it
     lasts = [images[i] for i in (img_first if in_file is None else last_occurrence(in_file))]
     height = _numbers(python_values([im.get("height", -1) for im in lasts]), name, "images", "height", lasts)
     width = _numbers(python_values([im.get("width", -1) for im in lasts]), name, "images", "width", lasts)
-    cat_ids, cat_first = _id_table(categories, name, "categories", unique=True)
+    cat_ids, cat_first = _id_table(categories, name, "categories", unique=True, strict=strict)
     cat_names = [str(categories[i].get("name", categories[i]["id"])) for i in cat_first]
 
     lst = "annotations"
-    ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns)
+    ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns, strict)
     if ann_ids.dtype.kind != "i" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
-        _id_table(anns, name, lst, unique=True)  # raises naming the duplicate
-    image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns)
-    category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns)
+        _id_table(anns, name, lst, unique=True, note=False)  # raises naming the duplicate
+    image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns, strict)
+    category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns, strict)
     # pycocotools never reads a ground-truth box for masks: there it may be absent (the mask's extent is used)
     box_optional = iou_type in IOU_TYPES and IOU_TYPES[iou_type].box_optional
     bbox_raw = _column(anns, "bbox", name, lst, default=None if box_optional else KeyError)
     no_box = np.array([b is None for b in bbox_raw], dtype=bool).reshape(-1)
+    if no_box.any() and not box_optional:  # pycocotools reads every box for boxes: a null one raises there
+        i = int(np.argmax(no_box))
+        raise InputError(name, _record(lst, i, anns[i]), f"bbox is null: {iou_type} evaluation needs a box")
     if no_box.any():
         bbox_raw = [[0, 0, 0, 0] if b is None else b for b in bbox_raw]
     boxes = _numbers(bbox_raw, name, lst, "bbox", anns, width=4, finite=False)
@@ -137,14 +140,14 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
         rule = "has no 'score' but has 'iscrowd': is this ground truth? The order is PREDS GT"
         raise InputError(name, _record(lst, 0, data[0]), rule)
     img_vals = _column(data, "image_id", name, lst)
-    image_ids = _ids(img_vals, name, lst, "image_id", data)
+    image_ids = _ids(img_vals, name, lst, "image_id", data, strict)
     image, found = gt.images.lookup(image_ids)
     if not found.all():
         i = int(np.argmin(found))
         rule = f"image_id {img_vals[i]!r} is not an image of the ground truth ({gt.source})"
         raise InputError(name, _record(lst, i, data[i]), rule)
     cat_vals = _column(data, "category_id", name, lst)
-    category, keep = gt.categories.lookup(_ids(cat_vals, name, lst, "category_id", data))
+    category, keep = _result_categories(cat_vals, gt, name, lst, data, strict)
     score = _numbers(_column(data, "score", name, lst), name, lst, "score", data, finite=False)
     nan_scores = _odd_scores(score, name, lst, data, strict)
     if not keep.all():
@@ -239,9 +242,16 @@ def _column(records: list, key: str, name: str, listname: str, default: Any = Ke
         raise
 
 
-def _ids(values: list, name: str, listname: str, key: str, records: list) -> np.ndarray:
-    """Ids as int64 or str array; all of one kind."""
+def _ids(
+    values: list, name: str, listname: str, key: str, records: list, strict: bool = False, note: bool = True
+) -> np.ndarray:
+    """Ids as int64 or str array; all of one kind. Integral floats and booleans, which pycocotools matches
+    as the integers they equal (``1.0 == 1``, ``True == 1``), are read as those integers with one
+    :class:`DetevalWarning` each (``note``; with ``strict`` the error)."""
     kinds = {type(v) for v in values}
+    if kinds & {float, bool} and kinds <= {int, float, bool, str}:
+        values = _integral_ids(values, kinds, name, listname, key, records, strict, note)
+        kinds = {type(v) for v in values}
     if kinds <= {int}:
         try:
             return np.array(values, dtype=np.int64)
@@ -255,6 +265,34 @@ def _ids(values: list, name: str, listname: str, key: str, records: list) -> np.
             rule = f"{key} must be an integer or a string, got {v!r}"
             raise InputError(name, _record(listname, i, records[i]), rule)
     raise InputError(name, listname, f"{key} values mix integers and strings")
+
+
+_EXACT_FLOAT = 2**53  # a float id beyond it may not be the integer that was written
+
+
+def _integral_ids(
+    values: list, kinds: set, name: str, listname: str, key: str, records: list, strict: bool, note: bool
+) -> list:
+    """``values`` with integral floats and booleans as ints (other values as they are, for ``_ids`` to judge)."""
+    out = list(values)
+    forms = ((bool, "true/false, read as 1/0"), (float, "numbers with a fraction part of 0, read as integers"))
+    for kind, what in forms:
+        if kind not in kinds:
+            continue
+        at = [i for i, v in enumerate(values) if type(v) is kind]
+        for i in at:
+            v = values[i]
+            if kind is float and not (v.is_integer() and abs(v) < _EXACT_FLOAT):
+                rule = f"{key} must be an integer or a string, got {v!r}"
+                if v.is_integer():
+                    rule += " (an integer this large must be written without a fraction or exponent)"
+                raise InputError(name, _record(listname, i, records[i]), rule)
+            out[i] = int(v)
+        if note:
+            first = at[0]
+            accepted(name, strict, len(at), f"{key} values given as {what}, as pycocotools matches them",
+                     _record(listname, first, records[first]), f"{key} is {values[first]!r}")  # fmt: skip
+    return out
 
 
 def _numbers(
@@ -281,7 +319,17 @@ def _numbers(
                 raise InputError(name, _record(listname, i, records[i]), rule)
             if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vs):
                 raise InputError(name, _record(listname, i, records[i]), f"{key} must be numeric, got {v!r}")
-        raise InputError(name, listname, f"{key} values are not numeric")
+        # every value a number, yet no float array: integers beyond 64 bits (which the standard library's
+        # parser gives where orjson declines the file); read as floats, as pycocotools' arithmetic reads them
+        try:
+            arr = np.array(values, dtype=np.float64)
+        except OverflowError:
+            i = next(i for i, v in enumerate(values) if _too_big(v))
+            raise InputError(name, _record(listname, i, records[i]), f"{key} is too large for a float") from None
+        except (ValueError, TypeError):
+            raise InputError(name, listname, f"{key} values are not numeric") from None
+        if arr.shape[1:] != (() if width is None else (width,)):
+            raise InputError(name, listname, f"{key} values are not numeric")
     arr = arr.astype(np.float64)
     if not finite:
         return arr
@@ -290,6 +338,11 @@ def _numbers(
         i = int(np.argmin(ok))
         raise InputError(name, _record(listname, i, records[i]), f"{key} is not finite: {values[i]!r}")
     return arr
+
+
+def _too_big(v: Any) -> bool:
+    vs = v if isinstance(v, (list, tuple)) else [v]
+    return any(isinstance(x, int) and abs(x) >= 2**1024 for x in vs)
 
 
 def _odd_boxes(boxes: np.ndarray, name: str, listname: str, records: list, strict: bool) -> None:
@@ -381,9 +434,36 @@ def _get_list(data: dict, key: str, name: str) -> list:
     return value
 
 
-def _id_table(records: list, name: str, listname: str, unique: bool) -> tuple[np.ndarray, np.ndarray]:
+def _result_categories(
+    values: list, gt: GroundTruth, name: str, lst: str, data: list, strict: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each result's category index and whether the ground truth has it. Integer and string ids mixed in
+    the results are scored as pycocotools scores them: those of the ground truth's kind are looked up, the
+    others match no category (skipped, with the warning of categories not in the ground truth), with one
+    :class:`DetevalWarning` for the mix (``strict``: the error)."""
+    kinds = {type(v) for v in values}
+    if not ({int, str} <= kinds and kinds <= {int, str, float, bool}):
+        return gt.categories.lookup(_ids(values, name, lst, "category_id", data, strict))
+    gt_kind = str if gt.categories.ids.dtype.kind == "U" else int
+    same = np.array([type(v) is gt_kind or (gt_kind is int and type(v) in (float, bool)) for v in values])
+    other = int(np.argmin(same))
+    accepted(name, strict, int((~same).sum()), "category_id values of another kind than the ground truth's "
+             f"({'strings' if gt_kind is int else 'integers'}), which match no category, as in pycocotools",
+             _record(lst, other, data[other]), f"category_id is {values[other]!r}")  # fmt: skip
+    at = np.flatnonzero(same)
+    category = np.zeros(len(values), np.int32)
+    keep = np.zeros(len(values), bool)
+    if len(at):
+        ids = _ids([values[i] for i in at], name, lst, "category_id", [data[i] for i in at], strict)
+        category[at], keep[at] = gt.categories.lookup(ids)
+    return category, keep
+
+
+def _id_table(
+    records: list, name: str, listname: str, unique: bool, strict: bool = False, note: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique ids of ``records`` and, per sorted id, the first record's index."""
-    ids = _ids(_column(records, "id", name, listname), name, listname, "id", records)
+    ids = _ids(_column(records, "id", name, listname), name, listname, "id", records, strict, note)
     sorted_ids, first = np.unique(ids, return_index=True)
     if unique and len(sorted_ids) != len(ids):
         seen: dict = {}

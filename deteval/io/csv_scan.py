@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.json_source import read_bytes
 from deteval.io.scan.lexer import number_token
 from deteval.io.scan.numbers import to_float
 from deteval.jit import njit
@@ -253,10 +254,8 @@ def _field(buf: np.ndarray, start: int, col: int) -> tuple[int, int]:
 def read_csv(path: str | Path, numbers: Sequence[str] = (), texts: Sequence[str] = ()) -> CsvTable:
     """Scan ``path``: its header must name every column of ``numbers`` and ``texts`` (others are skipped)."""
     name = str(path)
-    try:
-        buf = np.fromfile(path, dtype=np.uint8)
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read the file: {exc.strerror or exc}") from None
+    raw = read_bytes(path, "CSV", json_text=False)  # bounded, .gz read through
+    buf = np.frombuffer(raw, dtype=np.uint8) if len(raw) else np.zeros(0, np.uint8)
     start = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0  # a UTF-8 byte order mark
     head_end, chunk = -1, 1 << 16
     while head_end < 0 and chunk < 2 * len(buf) + (1 << 16):

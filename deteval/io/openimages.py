@@ -27,7 +27,7 @@ a finite number, and a malformed hierarchy are errors naming the file and the li
 from __future__ import annotations
 
 import csv
-import json
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ import numpy as np
 
 from deteval.errors import InputError, warn
 from deteval.io.csv_scan import CsvTable, read_csv
+from deteval.io.json_source import read_json, read_text
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique
 
 TEXTS = ("ImageID", "LabelName")  # the text columns of each file; then its number columns
@@ -70,19 +71,17 @@ def _csr(sets: list[set[int]]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, flat
 
 
+HIERARCHY_DEPTH = 4096  # JSON levels of a hierarchy file: 2048 classes, each below the last
+
+
 def load_hierarchy(path: str | Path | dict) -> Hierarchy:
     """The hierarchy from ``path`` (or the loaded dict); :class:`InputError` names the malformed node."""
     name = str(path) if not isinstance(path, dict) else "<hierarchy>"
     if isinstance(path, dict):
         data = path
     else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as exc:
-            raise InputError(name, None, f"cannot read the file: {exc.strerror or exc}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(name, None, f"not JSON: {exc}") from None
+        # a chain of nodes nests two JSON levels per node: room for a hierarchy 2048 classes deep
+        data, _ = read_json(path, "hierarchy", max_depth=HIERARCHY_DEPTH)
     parents: dict[str, set[str]] = {}
     # (node, where, its parent's label: None for the root, "" for the root's children, which have no class parent)
     stack: list[tuple[Any, str, str | None]] = [(data, "root", None)]
@@ -149,13 +148,21 @@ def _classes_of(table: CsvTable, codes: np.ndarray, values: np.ndarray, classes:
     return pos[codes].astype(np.int64)
 
 
+def _flag_column(table: CsvTable, column: str) -> np.ndarray:
+    """A 0/1 column (``IsGroupOf``, a label's ``Confidence``): any other value is an :class:`InputError` naming
+    the line (the reference reads ``IsGroupOf=2`` as a group and a ``Confidence`` of 0.5 as neither verified
+    positive nor negative: a file that says so is not one the challenge's tools wrote)."""
+    values = table.floats(column)
+    bad = (values != 0) & (values != 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(table.path, f"line {table.lines[i]}", f"{column} must be 0 or 1, got {float(values[i])!r}")
+    return values
+
+
 def _read_descriptions(path: str | Path) -> dict[str, str]:
     """``LabelName,DisplayName`` rows (a header line is optional, as the official file has none)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-    except OSError as exc:
-        raise InputError(str(path), None, f"cannot read the file: {exc.strerror or exc}") from None
+    rows = list(csv.reader(io.StringIO(read_text(path, "class descriptions"), newline="")))
     out: dict[str, str] = {}
     for i, row in enumerate(rows):
         if not row:
@@ -205,12 +212,12 @@ def load_openimages_gt(
     b_img, b_img_vals = bt.codes("ImageID")
     b_lab, b_lab_vals = bt.codes("LabelName")
     x1, x2, y1, y2 = (bt.floats(c) for c in ("XMin", "XMax", "YMin", "YMax"))
-    group_of = bt.floats("IsGroupOf") != 0
+    group_of = _flag_column(bt, "IsGroupOf") != 0
     if labels is not None:
         lt = read_csv(labels, LABEL_NUMBERS, TEXTS)
         l_img, l_img_vals = lt.codes("ImageID")
         l_lab, l_lab_vals = lt.codes("LabelName")
-        conf = lt.floats("Confidence")
+        conf = _flag_column(lt, "Confidence")
     else:
         lt, conf = None, np.zeros(0)
         l_img, l_lab = np.zeros(0, np.int64), np.zeros(0, np.int64)

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.json_source import read_bytes
 
 
 def folder_files(folder: Path, suffix: str) -> list[Path]:
@@ -65,10 +66,10 @@ class Raw:
 
 
 def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a byte order mark skipped), read by the bounded reader."""
+    raw = read_bytes(path, "VOC", json_text=False)
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+        return bytes(raw[:]).decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(str(path), None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
 

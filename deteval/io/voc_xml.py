@@ -8,15 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.json_source import read_bytes
 from deteval.io.voc_rows import Raw, folder_files, read_image_set
 
 
 def _parse_voc_xml(path: Path, raw: Raw, image_id: str) -> None:
     """Objects of one VOC annotation file (only direct ``<object>`` children of the root)."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(str(path), None, f"cannot read: {e.strerror or e}") from None
+    data = bytes(read_bytes(path, "annotation", json_text=None)[:])  # bounded
     parser = xml.parsers.expat.ParserCreate()
     stack: list[str] = []
     objects: list[dict] = []

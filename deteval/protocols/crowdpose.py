@@ -33,7 +33,8 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.io.coco import load_coco_pair
-from deteval.io.json_source import read_json
+from deteval.io.coco_columns import area_unread
+from deteval.io.json_source import is_path, keep_reads, read_json
 from deteval.numeric import mean_valid
 from deteval.protocols.base import Protocol
 from deteval.protocols.coco import (
@@ -82,12 +83,13 @@ def crowd_buckets(data: Any, name: str, gt: GroundTruth) -> np.ndarray:
     ids, index = [], []
     for i, rec in enumerate(records):
         ci = rec.get("crowdIndex") if isinstance(rec, Mapping) else None
-        if isinstance(ci, bool) or not isinstance(ci, (int, float)):
+        if isinstance(ci, bool) or not isinstance(ci, (int, float)) or ci != ci:  # ci != ci: NaN, which
+            # xtcocotools would put among the hard images (both its comparisons fail): a damaged record
             where = f"images[{i}]" + (f" (id={rec.get('id')!r})" if isinstance(rec, Mapping) else "")
             got = "no crowdIndex" if ci is None else f"crowdIndex {ci!r}"
             raise InputError(name, where, f"a CrowdPose image needs a numeric crowdIndex (easy/medium/hard), got {got}")
         ids.append(rec.get("id"))
-        # xtcocotools' comparisons, in its order: NaN fails both and is hard
+        # xtcocotools' comparisons, in its order
         index.append(0 if ci < BUCKET_BOUNDS[0] else 1 if ci < BUCKET_BOUNDS[1] else 2)
     pos, found = gt.images.lookup(np.array(ids, dtype=gt.images.ids.dtype if len(ids) else np.int64))
     out[pos[found], np.array(index, np.int64)[found]] = True
@@ -211,13 +213,16 @@ class CrowdPoseProtocol(Protocol):
 
     def load(self, preds: Any, gt: Any, params: CocoParams) -> tuple[Detections, GroundTruth]:
         if isinstance(gt, CrowdPoseGroundTruth):
-            dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
+            with area_unread():
+                dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
             return dets, loaded
         if isinstance(gt, GroundTruth):
             rule = "the crowdpose protocol reads each image's crowdIndex: give the ground truth as a file or a dict"
             raise InputError(gt.source, None, rule)
-        dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
-        data, name = read_json(gt, "gt")  # xtcocotools re-reads the file too; the loader keeps no image fields
+        with keep_reads() as read, area_unread():  # its area is w*h*0.53 (_gt_area), never the file's
+            dets, loaded = load_coco_pair(preds, gt, iou_type="keypoints", strict=params.strict)
+        # the image records' crowdIndex, from the bytes the loader read (xtcocotools re-reads the file)
+        data, name = read_json(gt, "gt", read.get(str(gt)) if is_path(gt) else None)
         fields = {f.name: getattr(loaded, f.name) for f in dataclasses.fields(GroundTruth)}
         return dets, CrowdPoseGroundTruth(**fields, bucket=crowd_buckets(data, name, loaded))
 

@@ -51,18 +51,21 @@ def builtin(name: str) -> dict[str, Any]:
 
 def read_config(path: str | Path) -> Preset:
     """A user's preset file (TOML), checked to be readable and well-formed; its keys are checked by the protocol."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise InputError(str(path), None, f"cannot read the config file: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(str(path), None, "the config file is not UTF-8 text") from None
+    from deteval.io.json_source import MAX_JSON_DEPTH, check_depth, read_text
+
+    text = read_text(path, "config")  # bounded, as every input
     toml = _toml()
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + 4 * MAX_JSON_DEPTH)  # tomllib recurses a few calls per level of an array
     try:
         values = toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise InputError(str(path), None, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(str(path), None, f"TOML nested deeper than {MAX_JSON_DEPTH} levels") from None
+    finally:
+        sys.setrecursionlimit(old)
+    check_depth(values, str(path), kind="TOML")
     return Preset(values, str(path))
 
 

@@ -198,7 +198,7 @@ def test_config_that_is_not_toml_names_the_file(text, tmp_path, capsys):
 def test_config_that_cannot_be_read(tmp_path, capsys):
     missing = tmp_path / "missing.toml"
     assert main(["--sample", "--quiet", "--config", str(missing)]) == 2
-    assert f"deteval: error: {missing}: cannot read" in capsys.readouterr().err
+    assert f"deteval: error: {missing}: config file not found" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def test_json_holds_the_api_figures(tmp_path, capsys):
     "extra, flag",
     [
         (["--calibration", "--cal-iou-thr", "0.42"], "--calibration"),
-        (["--calibration", "--cal-bins", "0"], "--calibration"),
+        (["--calibration", "--cal-bins", "0"], "--cal-bins"),  # checked before loading
         (["--lrp", "--protocol", "voc07"], "--lrp"),
         (["--lrp", "--iou-thrs", "0.75"], "--lrp"),
     ],

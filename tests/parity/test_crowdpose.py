@@ -210,6 +210,8 @@ def _example_gt() -> dict:
         (lambda im: im.pop("crowdIndex"), r"images\[2\] \(id=\d+\)", "got no crowdIndex"),
         (lambda im: im.update(crowdIndex="0.5"), r"images\[2\] \(id=\d+\)", "got crowdIndex '0.5'"),
         (lambda im: im.update(crowdIndex=True), r"images\[2\] \(id=\d+\)", "got crowdIndex True"),
+        # xtcocotools would rank a NaN among the hard images: a damaged record, refused
+        (lambda im: im.update(crowdIndex=float("nan")), r"images\[2\] \(id=\d+\)", "got crowdIndex nan"),
     ],
 )
 def test_an_image_without_a_numeric_crowd_index_is_an_error(tmp_path, change, record, rule):

@@ -63,6 +63,8 @@ SAME_LAYER: frozenset[tuple[str, str]] = frozenset(
     {
         # 0: the kernel decorator sets numba up first and reads the thread thresholds; numeric's sums are kernels
         ("jit", "_runtime"),
+        # 0: an error's message is one line of printable text
+        ("errors", "text"),
         ("jit", "tuning"),
         # 0: the warm-up names each iou type's kernel group from the iou types' table
         ("jit", "vocabulary"),

@@ -107,8 +107,8 @@ def test_not_a_number_is_still_refused():
     with pytest.raises(InputError, match=r"results\[1\]: bbox must be a list of 4 numbers, got \[1, 2, 3\]"):
         deteval.evaluate(dt, _GT)
     dt = _numpy_dt(_DT)
-    dt[0]["image_id"] = np.float64(1.0)  # not an integer id, whatever its type
-    with pytest.raises(InputError, match=r"image_id must be an integer or a string, got 1.0"):
+    dt[0]["image_id"] = np.float64(1.5)  # not an integer id, whatever its type (1.0 is read as 1)
+    with pytest.raises(InputError, match=r"image_id must be an integer or a string, got 1.5"):
         deteval.evaluate(dt, _GT)
 
 

@@ -176,8 +176,8 @@ def test_ids_mixing_ints_and_strings():
 
 def test_float_image_id():
     dets = _dets()
-    dets[0]["image_id"] = 1.0
-    assert "results[0]: image_id must be an integer or a string, got 1.0" in _error(dets, _gt())
+    dets[0]["image_id"] = 1.5  # 1.0 is read as 1, as pycocotools matches it (tests/parity/test_id_forms.py)
+    assert "results[0]: image_id must be an integer or a string, got 1.5" in _error(dets, _gt())
 
 
 def test_swapped_arguments(tmp_path):

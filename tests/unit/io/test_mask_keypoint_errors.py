@@ -445,7 +445,7 @@ def test_cli_sigmas_with_bbox(tmp_path, capsys):
     rc = cli_main([str(dt_path), str(gt_path), "--iou-type", "bbox", "--kpt-sigmas", "0.1", "0.2"])
     err = capsys.readouterr().err
     assert rc == 2
-    assert err.strip() == "deteval: error: kpt_sigmas: keypoint sigmas apply to iou_type='keypoints' only"
+    assert err.strip() == "deteval: error: --kpt-sigmas: keypoint sigmas apply to iou_type='keypoints' only"
 
 
 def test_keypoints_without_categories_in_compat_mode():

@@ -179,14 +179,14 @@ def test_deep_nesting_is_an_error_naming_the_file(tmp_path, role):
     with pytest.raises(InputError) as err:
         deteval.evaluate(dt, gt)
     assert (err.value.source, err.value.record) == (deep, None)
-    assert err.value.rule == "JSON nested deeper than 512 levels"
+    assert err.value.rule == "JSON nested deeper than 1024 levels"
 
 
 def test_deep_nesting_without_orjson(tmp_path, monkeypatch):
     from deteval.io import json_source
 
     monkeypatch.setattr(json_source, "_orjson", None)  # the stdlib parser's RecursionError
-    with pytest.raises(InputError, match="JSON nested deeper than 512 levels"):
+    with pytest.raises(InputError, match="JSON nested deeper than 1024 levels"):
         json_source.parse_json(b"[" * 100_000, "x.json")
 
 

@@ -207,6 +207,7 @@ def test_dropped_detections_are_counted_in_one_warning(tmp_path):
         ),
         (GOOD_BOX, f"{DET_HEADER}\nimg1,/m/a,nan,0,1,0,1\n", "d.csv: line 2", "Score must be a finite number"),
         (GOOD_BOX + "img1,x,/m/a,1,0,1\n", DET_HEADER + "\n", "b.csv: line 3", "wrong number of fields: 6"),
+        (GOOD_BOX + "img1,x,/m/a,1,0,1,0,1,0,0,2,0,0\n", DET_HEADER, "b.csv: line 3", "IsGroupOf must be 0 or 1"),
     ],
 )
 def test_bad_input_names_file_and_line(tmp_path, boxes, dets, where, rule):
@@ -240,7 +241,7 @@ def test_malformed_hierarchy(tmp_path, hierarchy, where):
 
 def test_hierarchy_that_is_not_json(tmp_path):
     (tmp_path / "h.json").write_text("{")
-    with pytest.raises(InputError, match="h.json: not JSON"):
+    with pytest.raises(InputError, match="h.json: malformed JSON"):
         load_hierarchy(tmp_path / "h.json")
 
 
@@ -337,3 +338,10 @@ def test_group_of_box_absorbing_only_non_positive_scores_counts_nothing(tmp_path
     assert res.stats["mAP"] == 0.0 and res.per_class[0]["num_det"] == 2
     d, b, _ = _write(tmp_path, boxes, f"{DET_HEADER}\nimg1,/m/a,0.1,0,0.5,0,0.5\nimg1,/m/a,0.7,0.5,1,0.5,1\n")
     assert deteval.evaluate(d, b, protocol="openimages").stats["mAP"] == 1.0
+
+
+def test_a_label_confidence_other_than_0_or_1_is_refused(tmp_path):
+    labels = "ImageID,Source,LabelName,Confidence\nimg1,x,/m/a,1\nimg1,x,/m/b,0.5\n"
+    d, b, opts = _write(tmp_path, GOOD_BOX, DET_HEADER + "\n", labels)
+    with pytest.raises(InputError, match=r"l\.csv: line 3: Confidence must be 0 or 1, got 0\.5"):
+        deteval.evaluate(d, b, protocol="openimages", **opts)

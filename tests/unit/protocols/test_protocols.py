@@ -111,7 +111,7 @@ def test_bad_config_names_the_file_and_key(tmp_path, text, record, rule):
 
 
 def test_unreadable_or_malformed_config(tmp_path):
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="config file not found"):
         read_config(tmp_path / "missing.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text("iou_thrs = [0.5,\n")
