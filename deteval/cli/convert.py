@@ -49,46 +49,81 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def convert_main(argv: Sequence[str]) -> int:
-    """Run ``deteval convert``; the exit status (0 done, 2 bad input)."""
+    """Run ``deteval convert``; the exit status (0 done, 2 bad input).
+
+    Its outputs follow the command line's output rule (:mod:`deteval.cli.guard`): none may be or lie inside an
+    input, and all are written to temporaries and renamed into place together once the conversion is done.
+    """
     args = _parser().parse_args(list(argv))
+    from deteval.cli.guard import Staging, check_outputs, input_files
+
+    staging: Staging | None = None
     try:
         pair = (args.src_format, args.dest_format)
         if pair not in PAIRS:
             raise InputError("--to", None, f"converts {', '.join(f'{a} -> {b}' for a, b in PAIRS)}, not {pair}")
         if (args.preds is None) != (args.out_preds is None):
             raise InputError("--preds", None, "--preds and --out-preds go together")
+        inputs = input_files(
+            {"SRC": args.src, **{flag: path for flag, path in (("--preds", args.preds), ("--image-sizes",
+             args.image_sizes), ("--names", args.names)) if path is not None}}
+        )  # fmt: skip
+        to_folder = pair == ("coco", "yolo")
+        outputs = {"DEST": (args.dest, to_folder)}
+        if to_folder:
+            for side in ("names.txt", "sizes.json"):  # written beside the folder
+                outputs[f"DEST's {side}"] = (f"{args.dest}.{side}", False)
+        if args.out_preds is not None:
+            outputs["--out-preds"] = (args.out_preds, to_folder)
+        check_outputs(outputs, inputs)
+        staging = Staging(inputs)
         if pair == ("yolo", "coco"):
-            _yolo_to_coco(args)
+            _yolo_to_coco(args, staging)
         elif pair == ("coco", "yolo"):
-            _coco_to_yolo(args)
+            _coco_to_yolo(args, staging)
         else:
-            _voc_to_coco(args)
+            _voc_to_coco(args, staging)
+        staging.commit()
     except (InputError, OSError) as exc:
         print(f"deteval: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if staging is not None:
+            staging.discard()
     return 0
 
 
-def _write_json(path: str, value: Any) -> None:
-    Path(path).write_text(json.dumps(value) + "\n", encoding="utf-8")
+def _write_json(staging: Any, path: str, flag: str, value: Any) -> None:
+    staging.file(Path(path), flag).write_text(json.dumps(value) + "\n", encoding="utf-8")
 
 
-def _yolo_to_coco(args: argparse.Namespace) -> None:
+def _write_folder(staging: Any, path: str, flag: str, texts: dict[str, str]) -> None:
+    folder = staging.directory(Path(path), flag)
+    for stem, text in texts.items():
+        (folder / f"{stem}.txt").write_text(text, encoding="utf-8")
+
+
+def _yolo_to_coco(args: argparse.Namespace, staging: Any) -> None:
     from deteval.io.yolo import coco_records, read_yolo
 
     results, gt = coco_records(read_yolo(args.preds, args.src, args.image_sizes, args.names))
-    _write_json(args.dest, gt)
+    _write_json(staging, args.dest, "DEST", gt)
     if args.out_preds is not None:
-        _write_json(args.out_preds, results)
+        _write_json(staging, args.out_preds, "--out-preds", results)
 
 
-def _coco_to_yolo(args: argparse.Namespace) -> None:
+def _coco_to_yolo(args: argparse.Namespace, staging: Any) -> None:
     from deteval.io.yolo import yolo_files_of_coco
 
-    yolo_files_of_coco(args.src, args.dest, args.preds, args.out_preds)
+    files = yolo_files_of_coco(args.src, args.preds)
+    _write_folder(staging, args.dest, "DEST", files.labels)
+    staging.file(Path(f"{args.dest}.names.txt"), "DEST").write_text(files.names, encoding="utf-8")
+    staging.file(Path(f"{args.dest}.sizes.json"), "DEST").write_text(files.sizes, encoding="utf-8")
+    if files.preds is not None:
+        _write_folder(staging, args.out_preds, "--out-preds", files.preds)
 
 
-def _voc_to_coco(args: argparse.Namespace) -> None:
+def _voc_to_coco(args: argparse.Namespace, staging: Any) -> None:
     from deteval.io.voc import load_voc_xml
 
     if args.preds is not None:
@@ -105,4 +140,4 @@ def _voc_to_coco(args: argparse.Namespace) -> None:
         if gt.difficult[r]:
             ann["difficult"] = 1
         annotations.append(ann)
-    _write_json(args.dest, {"images": images, "annotations": annotations, "categories": categories})
+    _write_json(staging, args.dest, "DEST", {"images": images, "annotations": annotations, "categories": categories})

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.json_source import read_bytes, read_json
 from deteval.io.voc_rows import load_names, read_text
 from deteval.types import Detections, GroundTruth, IdTable
 
@@ -155,12 +156,9 @@ def _txt_stems(folder: Path) -> list[str]:
 
 def _read(path: str) -> str:
     """A file's text (UTF-8, a BOM dropped); errors as :func:`deteval.io.voc_rows.read_text` words them."""
+    raw = read_bytes(path, "YOLO", json_text=False)  # bounded: a device or a pipe named .txt cannot fill memory
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-        return data.decode("utf-8-sig")
-    except OSError as e:
-        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+        return bytes(raw[:]).decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
 
@@ -259,11 +257,7 @@ def read_image_sizes(sizes: Any, stems: Sequence[str]) -> tuple[np.ndarray, np.n
 
         source, sizes = str(sizes), folder_sizes(str(sizes), stems)
     elif isinstance(sizes, (str, Path)):
-        source = str(sizes)
-        try:
-            sizes = json.loads(read_text(Path(sizes)))
-        except json.JSONDecodeError as exc:
-            raise InputError(source, None, f"not valid JSON: {exc}") from None
+        sizes, source = read_json(sizes, "image sizes")
     if not isinstance(sizes, Mapping):
         raise InputError(source, None, 'image sizes must be a JSON object {"<stem>": [width, height], ...}')
     wh = np.empty((len(stems), 2))
@@ -475,13 +469,24 @@ def _number(v: float) -> int | float:
     return int(v) if float(v).is_integer() else float(v)
 
 
-def yolo_files_of_coco(gt_path: Any, label_dir: Any, results_path: Any = None, pred_dir: Any = None) -> None:
-    """Write a COCO instances file as a YOLO label folder (and a results file as a prediction folder).
+@dataclass(frozen=True)
+class YoloFiles:
+    """A COCO dataset as YOLO's files, for the command line to write: each label and prediction file's text
+    by file stem, the class names (one per line) and the image sizes (JSON)."""
+
+    labels: dict[str, str]
+    names: str
+    sizes: str
+    preds: dict[str, str] | None
+
+
+def yolo_files_of_coco(gt_path: Any, results_path: Any = None) -> YoloFiles:
+    """A COCO instances file as a YOLO label folder's files (and a results file as a prediction folder's).
 
     One ``<stem>.txt`` per image (the stem of its ``file_name``), lines ``class cx cy w h`` with
     ``cx = (x + w/2) / W``, ``cy = (y + h/2) / H``, ``w / W``, ``h / H`` in float64 (``repr``), the class the
     category's index among the sorted category ids; crowd annotations are left out. The names (one per line,
-    by class index) go to ``<label_dir>.names.txt``, the sizes to ``<label_dir>.sizes.json``.
+    by class index) and the sizes (``{"<stem>": [width, height]}``) come as texts of their own.
     """
     gt = _json_file(gt_path)
     images = gt.get("images") if isinstance(gt, dict) else None
@@ -508,14 +513,10 @@ def yolo_files_of_coco(gt_path: Any, label_dir: Any, results_path: Any = None, p
         if a.get("iscrowd", 0):
             continue
         lines[_stem(stem_of, a, gt_path, "annotations", k)].append(_yolo_line(a, index, sizes, stem_of, gt_path, k))
-    out = Path(label_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for stem, rows in lines.items():
-        (out / f"{stem}.txt").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
-    Path(f"{out}.names.txt").write_text("".join(names[c] + "\n" for c in cats), encoding="utf-8")
-    Path(f"{out}.sizes.json").write_text(json.dumps(sizes) + "\n", encoding="utf-8")
+    labels = {stem: "".join(r + "\n" for r in rows) for stem, rows in lines.items()}
+    names_text, sizes_text = "".join(names[c] + "\n" for c in cats), json.dumps(sizes) + "\n"
     if results_path is None:
-        return
+        return YoloFiles(labels, names_text, sizes_text, None)
     results = _json_file(results_path)
     if not isinstance(results, list):
         raise InputError(str(results_path), None, "a COCO results file is a list of detections")
@@ -524,17 +525,12 @@ def yolo_files_of_coco(gt_path: Any, label_dir: Any, results_path: Any = None, p
         stem = _stem(stem_of, r, results_path, "results", k)
         line = _yolo_line(r, index, sizes, stem_of, results_path, k)
         preds.setdefault(stem, []).append(f"{line} {float(r['score'])!r}")
-    pdir = Path(pred_dir)
-    pdir.mkdir(parents=True, exist_ok=True)
-    for stem, rows in preds.items():
-        (pdir / f"{stem}.txt").write_text("".join(r + "\n" for r in rows), encoding="utf-8")
+    pred_texts = {stem: "".join(r + "\n" for r in rows) for stem, rows in preds.items()}
+    return YoloFiles(labels, names_text, sizes_text, pred_texts)
 
 
 def _json_file(path: Any) -> Any:
-    try:
-        return json.loads(read_text(Path(path)))
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), None, f"not valid JSON: {exc}") from None
+    return read_json(path, "COCO")[0]
 
 
 def _stem(stem_of: dict, rec: dict, source: Any, what: str, k: int) -> str:
