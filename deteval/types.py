@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # the mask module loads numba: only where masks are read
 
 
 def xywh_area(boxes: np.ndarray) -> np.ndarray:
-    """``w * h`` of ``(N, 4)`` xywh boxes; inf where it overflows, silently, as Python's float product."""
-    with np.errstate(over="ignore"):
+    """``w * h`` of ``(N, 4)`` xywh boxes; inf where it overflows and NaN for inf * 0, silently, as Python's
+    float product."""
+    with np.errstate(over="ignore", invalid="ignore"):
         return boxes[:, 2] * boxes[:, 3]
 
 

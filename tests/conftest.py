@@ -20,21 +20,34 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 # --------------------------------------------------------------------------------------
-# hypothesis profiles; select one with HYPOTHESIS_PROFILE=<name> (default: ci)
+# Test tiers. A plain ``pytest -q`` (README's command) is the quick tier: tests marked ``slow`` are
+# deselected (pyproject.toml's addopts) and the generated (hypothesis) suites run the "quick" profile's
+# few examples each. CI's full tier runs ``HYPOTHESIS_PROFILE=ci pytest -m "slow or generated"``: the slow
+# tests and every generated suite at full counts. Every hypothesis test is marked ``generated`` here.
+#
+# hypothesis profiles; select one with HYPOTHESIS_PROFILE=<name> (default: quick)
 
+QUICK_EXAMPLES = 20
 _COMMON = {
     "deadline": None,
     "print_blob": True,
     "derandomize": False,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
+settings.register_profile("quick", max_examples=QUICK_EXAMPLES, **_COMMON)
 settings.register_profile("ci", max_examples=300, **_COMMON)
 settings.register_profile("dev", max_examples=50, **_COMMON)
 # CI's repeat passes (numba's patches off, the oldest numba): the same suites under another numba, where the
 # "ci" pass has already run the full example counts against the references
 settings.register_profile("repeat", max_examples=60, **_COMMON)
 settings.register_profile("thorough", max_examples=3000, **_COMMON)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.generated)
 
 
 # --------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ def _bootstrap_json(tmp_path, argv: list[str]) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_dota_bootstrap_and_slices_equal_the_api(tmp_path):
     res = deteval.evaluate(str(DOTA / "dets"), str(DOTA / "gt"), protocol="dota")
     ids = res.replay.image_ids.tolist()
@@ -48,6 +49,7 @@ def test_dota_bootstrap_and_slices_equal_the_api(tmp_path):
     assert d["slices"] == [{"slice": k, **v} for k, v in sliced.items()]
 
 
+@pytest.mark.slow
 def test_crowdpose_and_openimages_bootstrap_equal_the_api(tmp_path):
     d = _bootstrap_json(tmp_path, ["--protocol", "crowdpose", "--iou-type", "keypoints", *CROWD_FILES])
     api = deteval.bootstrap(*CROWD_FILES, n=7, seed=3, protocol="crowdpose", iou_type="keypoints")

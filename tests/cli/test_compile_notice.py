@@ -32,6 +32,7 @@ def _stderr(cache: Path, *flags: str) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_the_notice_is_printed_once_when_compiling_and_never_when_warm(tmp_path):
     err = _stderr(tmp_path / "cache")
     assert err.count(COMPILE_NOTICE) == 1, err
@@ -40,6 +41,7 @@ def test_the_notice_is_printed_once_when_compiling_and_never_when_warm(tmp_path)
     assert "compiling" not in warm, warm
 
 
+@pytest.mark.slow
 def test_quiet_compiles_without_the_notice(tmp_path):
     err = _stderr(tmp_path / "cache", "--quiet")
     assert err == "", err

@@ -93,10 +93,11 @@ def test_bootstrap_of_inputs_and_bad_arguments():
 # adversarial generated cases: tied scores, crowds, custom area ranges and max dets, pooled categories
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from support.examples import examples  # noqa: E402
 from support.strategies import coco_cases  # noqa: E402
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=coco_cases(many_dets=False), seed=st.integers(0, 2**32 - 1))
 def test_replicates_equal_pycocotools_on_generated_cases(case, seed):
     ann_ids = [a["id"] for a in case.gt["annotations"]]

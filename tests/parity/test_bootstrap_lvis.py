@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.lvis_oracle import fixture_files, lvis_api, run_lvis
 from support.oracle import load_json
 from support.resampled import file_draws, materialise
@@ -64,6 +65,7 @@ def test_segm_replicate(lvis100):
     assert rep.tolist() == _lvis_api_stats(gt_b, dets_b, "segm")
 
 
+@pytest.mark.slow
 def test_identity_intervals_compare_and_fixed_ap(lvis100):
     gt, dets = lvis100["lvis_val_100"], lvis100["dets_bbox"]
     result = deteval.evaluate(dets, gt, protocol="lvis")
@@ -81,6 +83,7 @@ def test_identity_intervals_compare_and_fixed_ap(lvis100):
         deteval.bootstrap(fixed, n=5)
 
 
+@pytest.mark.slow
 def test_slices_equal_lvis_api_on_the_slice(lvis100):
     gt, dets = load_json(lvis100["lvis_val_100"]), load_json(lvis100["dets_bbox"])
     ids = [im["id"] for im in gt["images"]]
@@ -131,7 +134,7 @@ def _case(seed: int, n_img: int, n_cat: int) -> tuple[dict, list]:
     return {"images": images, "annotations": anns, "categories": categories}, dets
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n_img=st.integers(1, 4),

@@ -20,6 +20,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.resampled import file_draws, materialise
 
 import deteval
@@ -28,7 +29,7 @@ from deteval.analysis.slices import slice_stats
 from deteval.io.openimages import OpenImagesGroundTruth
 from deteval.types import Detections, GroundTruth, IdTable
 
-EXAMPLES = settings(max_examples=max(30, settings().max_examples // 3), deadline=None)
+EXAMPLES = settings(max_examples=examples(100), deadline=None)
 TIED = (0.25, 0.5, 0.5, 1.0)
 
 

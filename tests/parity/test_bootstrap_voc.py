@@ -17,6 +17,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.resampled import file_draws
 from support.voc_oracle import mean_ap
 
@@ -240,7 +241,7 @@ def voc_cases(draw):
     return n_images, gts, dets, draws
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=voc_cases(), protocol=st.sampled_from(["voc07", "voc10"]), thrs=st.sampled_from([(0.5,), (0.3, 0.7)]))
 def test_generated_replicates_and_slices(case, protocol, thrs):
     n_images, gts, dets, draws = case

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import HealthCheck, given, settings
+from support.examples import examples
 from support.strategies_stats import stats_cases
 
 import deteval
@@ -69,7 +70,7 @@ def test_segm_pairs(gt_path, dt_path):
     assert_same_as_hotcoco(json.loads(gt_path.read_text()), json.loads(dt_path.read_text()), "segm")
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(stats_cases())
 def test_generated_bbox(case):
     assert_same_as_hotcoco(*case, settings_=((10, 0.5), (3, 0.75)))

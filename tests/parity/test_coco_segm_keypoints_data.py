@@ -161,6 +161,7 @@ def test_segm_from_paths_matches_pycocotools(name):
     assert_same(res, _oracle(str(dt), _load(dt), _load(gt), iou_type="segm", use_cats=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_cats", [True, False], ids=["cats", "nocats"])
 @pytest.mark.parametrize("name", list(SEGM_PAIRS))
 def test_segm_scanned_results_match_pycocotools(name, use_cats, tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 import deteval
 from deteval.errors import InputError
@@ -38,7 +39,7 @@ SIGMAS = np.array([0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0
 K = 14
 GT_FILE = DATA_DIR / "crowdpose" / "example_crowdpose_val.json"
 DT_FILE = DATA_DIR / "crowdpose" / "example_crowdpose_preds.json"
-EXAMPLES = settings(max_examples=max(100, settings().max_examples // 2))
+EXAMPLES = settings(max_examples=examples(150))
 
 
 def run_xtcocotools(gt_path, preds) -> tuple[list[float], list[str]]:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from conftest import COCO_PAIRS, DATA_DIR
 from hypothesis import HealthCheck, given, settings
+from support.examples import examples
 from support.strategies_stats import stats_cases
 
 from deteval.analysis.lrp import evaluate_with_ious, optimal_lrp
@@ -91,13 +92,13 @@ def test_coco_fake100_figures():
     assert res.n_empty_classes == 10
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(stats_cases())
 def test_generated_bbox(case):
     assert_same_as_vernier(*case)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(stats_cases(segm=True))
 def test_generated_segm(case):
     assert_same_as_vernier(*case, iou_type="segm")

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.openimages_reference import evaluate as reference
 
 import deteval
@@ -113,7 +114,7 @@ def _write(folder: Path, hierarchy, boxes, labels, dets) -> tuple[Path, Path, Pa
     return paths
 
 
-@settings(max_examples=250)
+@settings(max_examples=examples(250))
 @given(datasets())
 def test_openimages_matches_reference(data):
     hierarchy, boxes, labels, dets, weight, expand = data

@@ -10,6 +10,7 @@ import json
 import pytest
 from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
+from support.examples import examples
 from support.strategies_stats import stats_cases
 from test_tide import _assert_same, _tidecv_data, _tidecv_run
 
@@ -72,7 +73,7 @@ def test_coco_fake100_through_tidecv_loaders():
     assert f"{res.ap:.2f}" == "51.80"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(stats_cases(segm=True))
 def test_generated_masks_match_tidecv(case):
     gt, preds = case

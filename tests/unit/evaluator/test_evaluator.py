@@ -18,6 +18,7 @@ import pytest
 from conftest import COCO_PAIRS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 import deteval
 from deteval.errors import InputError
@@ -275,7 +276,7 @@ def _copy(ev: Evaluator) -> Evaluator:
     return pickle.loads(pickle.dumps(ev))
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(data=st.data())
 def test_merge_is_associative_and_commutative(data):
     name = data.draw(st.sampled_from(["coco_fake100", "voc100", "toy7"]), label="pair")

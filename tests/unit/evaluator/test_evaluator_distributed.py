@@ -85,6 +85,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_equal_one_process(tmp_path):
     refs = {}
     for name in PAIRS:  # also fills numba's cache before the workers start

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.lvis_oracle import (
     assert_same,
     fixture_files,
@@ -68,6 +69,7 @@ def bbox_items():
     return list(lvis100_images("bbox"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 7, 100])
 def test_bbox_batches_equal_evaluate_and_lvis_api(reference, bbox_items, batch_size):
     ref, ev_api = reference["bbox"]
@@ -77,6 +79,7 @@ def test_bbox_batches_equal_evaluate_and_lvis_api(reference, bbox_items, batch_s
     assert all(res.stats[k] > 0 for k in ("APr", "APc", "APf"))
 
 
+@pytest.mark.slow
 def test_segm_batches_equal_evaluate_and_lvis_api(reference):
     ref, ev_api = reference["segm"]
     ev = _evaluator(iou_type="segm")
@@ -183,7 +186,7 @@ def _case(seed: int, max_dets: int) -> tuple[dict, list]:
     return {"images": images, "annotations": anns, "categories": cats}, dets
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 3, 300]), st.integers(1, 3))
 def test_generated_datasets(seed, max_dets, batch_size):
     gt, dets = _case(seed, max_dets)

@@ -63,6 +63,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_equal_evaluate(tmp_path):
     dist = pytest.importorskip("torch.distributed", reason="this torch build has no torch.distributed")
     if not dist.is_available():  # pragma: no cover - builds without distributed support

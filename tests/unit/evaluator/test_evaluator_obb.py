@@ -18,6 +18,7 @@ from conftest import DATA_DIR
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from support.exact_quads import exact_iou
+from support.examples import examples
 from support.strategies_obb import near_threshold, obb_datasets
 
 import deteval
@@ -123,7 +124,7 @@ def _evaluators_for_split(preds: list, gt: dict, assignment: list, n: int, seed:
     return [feed(Evaluator(iou_type="obb", categories=categories(gt)), part, rng) for part in parts]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(data=st.data())
 def test_merge_and_pickle_in_any_order_equal_evaluate(data):
     preds, gt = load_fixture()
@@ -151,7 +152,7 @@ def test_states_of_other_iou_types_or_formats_do_not_merge():
 # generated data: evaluate() and hotcoco
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(obb_datasets(max_gt=8, max_preds=12), st.integers(0, 2**16))
 def test_generated_equal_evaluate_and_hotcoco(case, seed):
     preds, gt = case
@@ -222,7 +223,7 @@ _TINY_EDGE = [(np.array([0.0, 0, 0, 0, 0, 1, 1, 2]), np.array([1.25284188e-79, 1
 _SHAPELY_OFF = [(np.array([2.0, 1, 0, 0, 0, 0, 0, 1]), np.array([1.0, 1, 0, 2, 2, 1, 1e-19, 1e-19]), False)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(simple_quads(), simple_quads(), st.booleans()), min_size=1, max_size=4))
 @example(_TINY_EDGE)
 @example(_SHAPELY_OFF)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from deteval.errors import InputError
 from deteval.io.csv_scan import read_csv
@@ -23,7 +24,7 @@ def test_dialect_and_declined_tokens(tmp_path):
     assert values[codes].tolist() == ["q,1", "z", "w"]
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=20), st.booleans())
 def test_numbers_are_pythons_float(tmp_path_factory, values, exponent_style):
     p = tmp_path_factory.mktemp("csv") / "n.csv"

@@ -19,6 +19,7 @@ from conftest import COCO_PAIRS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
+from support.examples import examples
 from support.strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
@@ -400,13 +401,13 @@ def gt_documents(draw) -> bytes:
     ).encode()
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(gt_documents())
 def test_hypothesis_gt_documents(tmp_path, monkeypatch, raw):
     check_file(raw, tmp_path, monkeypatch)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(gt_documents(), st.data())
 def test_hypothesis_gt_mutations(tmp_path, monkeypatch, raw, data):
     """One byte deleted, inserted or replaced, or the text cut: the general path's answer."""

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.scanned_either_way import assert_same_read, assert_same_tables, read_either_way, stats_either_way
 
 from deteval.io.coco import load_coco_gt, load_coco_results, scan_results
@@ -72,7 +73,7 @@ def results_text(draw):
     return "[" + sep.join(recs) + "]"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(results_text(), st.sampled_from([None, 1]))
 def test_scanned_equals_the_general_reader(tmp_path, monkeypatch, text, piece_bytes):
     fast = _load(text, tmp_path, monkeypatch, True, piece_bytes)
@@ -169,7 +170,7 @@ def gt_text(draw):
     return "{" + ", ".join(lists[i] for i in draw(st.permutations(range(3)))) + "}"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gt_text())
 def test_scanned_ground_truth_equals_the_general_reader(tmp_path, monkeypatch, text):
     fast, slow = (_load_gt(text, tmp_path, monkeypatch, s) for s in (True, False))

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocotools import mask as mask_utils
+from support.examples import examples
 from support.strategies import JSON_BYTES, mutate_bytes
 
 from deteval import InputError
@@ -371,13 +372,13 @@ def mask_documents(draw) -> bytes:
     return ("[" + draw(WS) + ",".join(recs) + draw(WS) + "]").encode()
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(mask_documents(), st.sampled_from(["segm", "bbox"]))
 def test_hypothesis_mask_documents(tmp_path, monkeypatch, raw, iou_type):
     check_file(raw, tmp_path, monkeypatch, iou_type=iou_type)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(mask_documents(), st.data())
 def test_hypothesis_mask_mutations(tmp_path, monkeypatch, raw, data):
     """One byte deleted, inserted or replaced, or the text cut: the general path's answer."""

@@ -20,6 +20,7 @@ import pytest
 from conftest import DATA_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.strategies import mutate_bytes
 
 from deteval.io.scan.gt import parse_gt_columns
@@ -447,14 +448,14 @@ def documents(draw) -> tuple[bytes, bool]:
     return raw, in_scope
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_hypothesis_documents(doc):
     raw, in_scope = doc
     check(raw, must_parse=in_scope)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.data())
 def test_hypothesis_mutations(doc, data):
     """One byte deleted, inserted or replaced, or the text cut: the reference's answer, or None."""
@@ -462,7 +463,7 @@ def test_hypothesis_mutations(doc, data):
     check(mutate_bytes(raw, data))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(float_tokens(), min_size=1, max_size=20))
 def test_hypothesis_numbers(tokens):
     tokens = [t for t in tokens if math.isfinite(float(t))]
@@ -516,7 +517,7 @@ def documents_with_geometry(draw) -> tuple[bytes, bool]:
     return text.encode("utf-8"), in_scope
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(documents_with_geometry())
 def test_hypothesis_skip_geometry(doc):
     raw, in_scope = doc
@@ -771,14 +772,14 @@ def gt_documents(draw) -> tuple[bytes, bool]:
     return raw, in_scope
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 @given(gt_documents())
 def test_hypothesis_gt_documents(doc):
     raw, in_scope = doc
     check_gt(raw, must_parse=in_scope)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 @given(gt_documents(), st.data())
 def test_hypothesis_gt_mutations(doc, data):
     raw, _ = doc

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from deteval.types import IdTable, has_duplicates, sorted_unique
 
@@ -13,7 +14,7 @@ _EDGE = [np.iinfo(np.int64).min, np.iinfo(np.int64).min + 1, -1, 0, 1, np.iinfo(
          np.iinfo(np.int64).max]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     ids=st.sets(st.integers(-50, 300) | st.sampled_from(_EDGE), min_size=1, max_size=40),
     extra=st.lists(st.integers(-60, 310) | st.sampled_from(_EDGE), max_size=60),
@@ -39,7 +40,7 @@ def test_lookup_of_dense_ids_with_many_queries_uses_the_whole_range():
     assert pos[found].tolist() == [0, 1, 3, 2]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     base=st.sampled_from(["min", "zero", "max"]),
     offsets=st.lists(st.integers(0, 400), min_size=0, max_size=120),

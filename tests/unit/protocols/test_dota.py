@@ -12,6 +12,7 @@ import pytest
 import shapely
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 import deteval
 from deteval.cli import main
@@ -295,7 +296,7 @@ def write(tmp, n_img, gt_rows, det_rows):
     return dets, gt
 
 
-@settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=datasets(), use07=st.booleans())
 def test_generated_datasets_against_shapely_reference(tmp_path, data, use07):
     n_img, gt_rows, det_rows = data

@@ -121,6 +121,7 @@ def _run(code: str, tmp_path, **env) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_sample_evaluates_without_numba_to_numbas_bits(aot_dir, tmp_path):
     ahead = _run(_EVALUATE, tmp_path, DETEVAL_AOT_DIR=str(aot_dir))
     jit = _run(_EVALUATE, tmp_path, DETEVAL_AOT="0")
@@ -129,6 +130,7 @@ def test_the_sample_evaluates_without_numba_to_numbas_bits(aot_dir, tmp_path):
     assert ahead == jit
 
 
+@pytest.mark.slow
 def test_a_stale_index_is_ignored(aot_dir, tmp_path):
     stale = tmp_path / "_aot"
     shutil.copytree(aot_dir, stale)
@@ -153,6 +155,7 @@ _CALLS = (  # a kernel with ahead-of-time code, called with its recorded types a
 )
 
 
+@pytest.mark.slow
 def test_other_argument_types_go_to_numba(aot_dir, tmp_path):
     ahead = _run(_CALLS, tmp_path, DETEVAL_AOT_DIR=str(aot_dir))
     jit = _run(_CALLS, tmp_path, DETEVAL_AOT="0")

@@ -110,6 +110,7 @@ def test_a_helper_skips_claimed_kernels(tmp_path):
     assert not list(claims.glob("*.done"))
 
 
+@pytest.mark.slow
 @patched
 def test_helpers_fill_the_cache_with_what_the_sample_needs_and_change_nothing(tmp_path):
     """The recorded coco-bbox group is what the sample run compiles: after a helper compiled it, the run

@@ -58,6 +58,7 @@ def test_a_compile_does_not_import_scipy_but_numba_still_finds_blas(tmp_path):
     _run(code, tmp_path)  # an empty cache: the kernels compile
 
 
+@pytest.mark.slow
 @patched
 def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache
@@ -75,6 +76,7 @@ def test_a_cache_load_skips_numba_registries_and_compiling_still_works(tmp_path)
     _run(code, tmp_path)
 
 
+@pytest.mark.slow
 @patched
 def test_a_warm_process_loads_without_numba_extras_and_still_compiles_against_loaded_kernels(tmp_path):
     _run(_CALL, tmp_path)  # fills the cache, and the file of numba's runtime helpers
@@ -126,6 +128,7 @@ def test_preload_loads_what_the_cache_holds_and_compiles_nothing(tmp_path):
     assert warm == ["1"]  # the compilation the first process cached, loaded before any call
 
 
+@pytest.mark.slow
 @patched
 def test_a_damaged_runtime_helpers_file_is_compiled_again(tmp_path):
     _run(_CALL, tmp_path)
@@ -264,6 +267,7 @@ _EVALUATE = (  # the sample evaluated; its stats and the arrays' bytes printed
 )
 
 
+@pytest.mark.slow
 def test_plain_numba_gives_the_same_numbers_with_no_patch_active(tmp_path):
     def run(plain: bool) -> tuple[dict, dict]:
         env = {k: v for k, v in os.environ.items() if k != "DETEVAL_PLAIN_NUMBA"}
@@ -353,6 +357,7 @@ def test_run_chunks_in_a_forked_child_after_the_parent_used_threads(monkeypatch)
     raise AssertionError("run_chunks hung in a forked child")
 
 
+@pytest.mark.slow
 @patched
 def test_a_change_to_a_called_kernels_file_recompiles_the_caller(tmp_path):
     import shutil
