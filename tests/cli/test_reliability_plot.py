@@ -10,6 +10,7 @@ from deteval.cli import main
 pytest.importorskip("matplotlib")
 
 
+@pytest.mark.slow
 def test_reliability_png(tmp_path):
     pair = COCO_PAIRS["coco_fake100"]
     out = tmp_path / "plots"

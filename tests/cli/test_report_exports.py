@@ -203,6 +203,7 @@ def test_plots_written(tmp_path, sample):
         assert len(data) > 10_000
 
 
+@pytest.mark.slow
 def test_cli_plot(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
     assert main(["--sample", "--quiet", "--plot", str(tmp_path)]) == 0
@@ -269,6 +270,7 @@ def test_with_operating_points_voc():
 # ---------------------------------------------------------------- CLI: curves, plots, confusion, score threshold
 
 
+@pytest.mark.slow
 def test_cli_curves_plots_confusion(tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
     preds, gt = sample_pair()
@@ -345,6 +347,7 @@ def test_cli_confusion_boxes_only(capsys):
     assert "boxes only" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_voc_curves_and_plots(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib not installed (optional extra 'plot')")
     from conftest import COCO_PAIRS

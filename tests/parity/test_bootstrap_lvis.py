@@ -42,6 +42,7 @@ def _lvis_api_stats(gt, dets, iou_type="bbox", max_dets=300, img_ids=None) -> li
     return list(ev.results.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rounded", "checked"), [(False, (0, 1)), (True, (2,))])
 def test_replicates_equal_lvis_api_on_materialised_data(lvis100, rounded, checked):
     """lvis100 (images over the 300 cut, ties at it; its images are not in id order in the file): replicates
@@ -57,6 +58,7 @@ def test_replicates_equal_lvis_api_on_materialised_data(lvis100, rounded, checke
         assert reps[b].tolist() == _lvis_api_stats(gt_b, dets_b), b
 
 
+@pytest.mark.slow
 def test_segm_replicate(lvis100):
     gt, dets = load_json(lvis100["lvis_val_100"]), load_json(lvis100["dets_segm"])
     result = deteval.evaluate(dets, gt, protocol="lvis", iou_type="segm")

@@ -140,6 +140,7 @@ def test_lvis_generated(case):
     assert_same(res, ev)
 
 
+@pytest.mark.slow
 def test_per_class_rows_are_lvis_api_on_that_category_alone(lvis100):
     """A category's row is lvis-api's results with ``params.cat_ids`` set to that category alone (a
     category's evaluation does not depend on the others once results are cut per image)."""

@@ -124,7 +124,10 @@ def test_nan_scores_beside_minus_inf_are_refused():
     dt, gt = _paths("non_finite_scores")
     dets = load_json(dt)
     dets[15]["score"] = -math.inf
-    with pytest.raises(InputError, match=r"results\[1\].*score is NaN, and results\[15\].*has -inf"):
+    with (
+        pytest.warns(DetevalWarning, match="infinite score"),
+        pytest.raises(InputError, match=r"results\[1\].*score is NaN, and results\[15\].*has -inf"),
+    ):
         deteval.evaluate(dets, gt)
 
 

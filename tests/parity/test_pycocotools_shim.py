@@ -154,6 +154,7 @@ BBOX_MUTATIONS = [
 ]
 
 
+@pytest.mark.slow
 def test_params_mutated_between_evaluations_bbox():
     compare_drivers(_steps("bbox", FAKE_GT, FAKE_BBOX, BBOX_MUTATIONS), records=True)
 

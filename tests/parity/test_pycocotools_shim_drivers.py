@@ -55,6 +55,7 @@ def _both(script: str, *args: str) -> None:
     ],
     ids=["fake100-bbox", "fake100-segm", "polygons3-bbox", "toy7-bbox", "keypoints1", "keypoints1-sigmas"],
 )
+@pytest.mark.slow
 def test_detectron2_style(args):
     _both("detectron2_style.py", *args)
 
@@ -64,6 +65,7 @@ def test_detectron2_style(args):
     [(GT, BBOX, "bbox", "proposal"), (GT, SEGM, "segm"), (*POLY, "bbox"), (*TOY, "bbox", "proposal")],
     ids=["fake100-bbox", "fake100-segm", "polygons3", "toy7"],
 )
+@pytest.mark.slow
 def test_mmdet_style(args):
     _both("mmdet_style.py", *args)
 

@@ -20,6 +20,7 @@ MODULES = {
     "hypothesis": "hypothesis",
     "pytest": "pytest",
     "ruff": "ruff",
+    "pytest-xdist": "xdist",
 }
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from deteval.io.coco import load_coco_gt, load_coco_results
 from deteval.types import images_between, take_rows
@@ -26,6 +27,8 @@ def _gt_and_dets():
     return dets, gt
 
 
+# annotations without iscrowd warn (tests/unit/io); compared here: the rows taken
+@pytest.mark.filterwarnings("ignore::deteval.errors.DetevalWarning")
 def test_take_rows_keeps_each_rows_geometry():
     dets, gt_data = _gt_and_dets()
     for iou_type in ("segm", "keypoints"):

@@ -196,6 +196,7 @@ def test_data_files(name, tmp_path, monkeypatch):
     assert taken == (name in ("coco_fake100", "polygons3"))  # toy7 has polygons, no image sizes
 
 
+@pytest.mark.slow
 def test_benchmark_preset(bench_preset, tmp_path, monkeypatch):
     raw = (bench_preset("small-segm") / "gt.json").read_bytes()
     assert check_file(raw, tmp_path, monkeypatch, must_take=True)
@@ -414,6 +415,8 @@ def test_hypothesis_gt_mutations(tmp_path, monkeypatch, raw, data):
     check_file(mutate_bytes(raw, data, JSON_BYTES + list(b"o0<O/5")), tmp_path, monkeypatch)
 
 
+# annotations without iscrowd warn (tests/unit/io); compared here: the scanner's columns
+@pytest.mark.filterwarnings("ignore::deteval.errors.DetevalWarning")
 def test_scanner_output_form():
     """What ``parse_gt_columns(raw, segm=True)`` returns for the mask pieces."""
     doc = _doc(

@@ -133,6 +133,7 @@ def test_data_files_parsed():
     assert parse_results_columns((DATA / "voc100/coco_results_from_dets.json").read_bytes())["n"] == 452
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["small", "coco-sparse"])
 def test_benchmark_files(preset, bench_preset):
     path = bench_preset(preset) / "dets.json"

@@ -80,6 +80,8 @@ def test_result_on_an_image_outside_the_ground_truth(tmp_path):
     assert "score" in str(err)
 
 
+# a COCO file read as COCO warns of its missing iscrowd; asserted here: LVIS refuses it
+@pytest.mark.filterwarnings("ignore::deteval.errors.DetevalWarning")
 def test_a_coco_ground_truth_is_refused():
     gt = load_coco_gt(_gt())
     assert "LVIS ground truth" in _error(gt).rule
