@@ -185,7 +185,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--arrays-uncompressed", action="store_true", help="write --arrays uncompressed (np.savez: larger, faster)"
     )
-    p.add_argument("--per-class", action="store_true", help="print a per-class table after the summary")
+    p.add_argument(
+        "--per-class",
+        action="store_true",
+        help="print a per-class table after the summary: the categories with ground truth or detections",
+    )
+    p.add_argument(
+        "--all-classes", action="store_true", help="with --per-class: every category, the empty ones too"
+    )
     # per-class exports, curves and plots (deteval.analysis.report, deteval.analysis.curves, deteval.analysis.plots)
     p.add_argument(
         "--sort-by", metavar="COLUMN", help="sort per-class rows (--per-class, --csv, --markdown) by COLUMN, e.g. AP"

@@ -240,7 +240,10 @@ def _column(records: list, key: str, name: str, listname: str, default: Any = Ke
             if not isinstance(r, dict):
                 raise InputError(name, f"{listname}[{i}]", f"expected an object, got {type(r).__name__}") from None
             if key not in r:
-                raise InputError(name, _record(listname, i, r), f"missing key {key!r}") from None
+                rule = f"missing key {key!r}"
+                if key == "bbox" and "obb" in r:
+                    rule += " (it has 'obb': oriented boxes are evaluated with --iou-type obb, iou_type='obb')"
+                raise InputError(name, _record(listname, i, r), rule) from None
         raise
 
 

@@ -210,6 +210,12 @@ def test_iou_type_errors_name_the_flag_and_list_choices_as_text(capsys):
     assert "(" not in str(exc.value)  # no Python tuple
 
 
+def test_oriented_boxes_without_iou_type_obb_name_the_flag(capsys):
+    assert main([str(DATA_DIR / "obb" / "dets.json"), str(DATA_DIR / "obb" / "gt.json")]) == 2
+    _one_line(capsys.readouterr().err, "missing key 'bbox'", "--iou-type obb")
+    assert main([str(DATA_DIR / "obb" / "dets.json"), str(DATA_DIR / "obb" / "gt.json"), "--iou-type", "obb"]) == 0
+
+
 # ---------------------------------------------------------------- flags
 
 
@@ -251,3 +257,51 @@ def test_compare_takes_the_protocols_only_iou_type(tmp_path, capsys):
     files = [DATA_DIR / "crowdpose" / f for f in ("example_crowdpose_preds.json", "example_crowdpose_val.json")]
     b = shutil.copy(files[0], tmp_path / "b.json")
     assert main(["compare", str(files[0]), str(b), str(files[1]), "--protocol", "crowdpose", "--bootstrap", "3"]) == 0
+
+
+# ---------------------------------------------------------------- table layouts
+
+
+def test_per_class_shows_categories_with_ground_truth_or_detections(tmp_path, capsys):
+    gt = tmp_path / "lvis.json"
+    gt.write_bytes(gzip.open(DATA_DIR / "lvis100" / "lvis_val_100.json.gz").read())
+    dt = tmp_path / "dets.json"
+    dt.write_bytes(gzip.open(DATA_DIR / "lvis100" / "dets_bbox.json.gz").read())
+    result = deteval.evaluate(str(dt), str(gt), protocol="lvis")
+    present = {r["name"] for r in result.per_class if r["num_gt"] or r["num_det"]}
+    assert 0 < len(present) < len(result.per_class)
+    for extra, shown in (([], present), (["--all-classes"], {r["name"] for r in result.per_class})):
+        assert main(["--protocol", "lvis", str(dt), str(gt), "--per-class", *extra]) == 0
+        out = capsys.readouterr().out
+        table = out[out.index("category_id") :].splitlines()
+        rows = [line for line in table[2:] if not line.startswith("(")]
+        assert {line.split()[1] for line in rows} == {n.split()[0] for n in shown}
+        assert len(rows) == len(shown)
+        hidden = len(result.per_class) - len(shown)
+        assert (f"({hidden} categories with no ground truth and no detections not shown" in out) == bool(hidden)
+
+
+def test_voc_integrator_columns_are_as_wide_as_their_headers(capsys):
+    voc = DATA_DIR / "voc100_native"
+    argv = ["--protocol", "voc10", str(voc / "dets_txt"), str(voc / "gt_xml"), "--names", str(voc / "voc.names")]
+    assert main([*argv, "--integrator", "all_points,non_interpolated,voc11"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[1]
+    for line in lines[2:]:
+        if line.startswith("mAP ("):
+            break
+        assert len(line.rstrip()) == len(header), (header, line)
+    assert header.split()[-2:] == ["AP50:non_interpolated", "AP50:voc11"]
+
+
+def test_compare_per_class_block_has_a_header(tmp_path, capsys):
+    records = json.loads(COCO_DT.read_text())
+    for r in records[::3]:
+        r["score"] *= 0.5
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(records))
+    assert main(["compare", str(COCO_DT), str(b), str(COCO_GT), "--bootstrap", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Per-class AP delta"))
+    assert lines[at + 1].split() == ["class", "AP", "A", "AP", "B", "delta"]
+    assert len(lines[at + 1]) == len(lines[at + 2])
