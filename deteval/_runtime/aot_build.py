@@ -91,6 +91,7 @@ def compile_modules(target: str, claims: str, modules: list[str]) -> None:
     patched flags, and numba's state after a failed compile, stay there); a group that fails as one module
     is built a kernel per module (a kernel that fails then is left to numba at run time)."""
     import subprocess
+    import time
 
     from deteval._startup.compile_ahead import claim, in_this_deteval
 
@@ -100,8 +101,11 @@ def compile_modules(target: str, claims: str, modules: list[str]) -> None:
             continue
         entries = plan[module]
         code = in_this_deteval("from deteval._runtime.aot_build import compile_one as c; c(*sys.argv[1:])")
+        start = time.perf_counter()
         whole = subprocess.run([sys.executable, "-c", code, target, module], capture_output=True, text=True)
         if whole.returncode == 0:
+            took = time.perf_counter() - start
+            print(f"deteval: [{module}] extension module, {len(entries)} signature(s), {took:.1f} s", flush=True)
             continue
         why = (whole.stderr.strip().splitlines() or ["?"])[-1]  # the error's last line (the traceback is numba's)
         if len(entries) == 1:
