@@ -22,6 +22,7 @@ default), a warm process saves about 0.35 s of numba's start-up:
   same types as numba's for every array (see there);
 - :mod:`.aot`: kernels compiled ahead of time into extension modules when the package
   was built (:mod:`.aot_build`), called without importing numba at all.
+- :mod:`.built`: where the build's folders are (for a clone's source tree: an installed copy's).
 
 Every step checks the private names it uses and leaves numba's way in place
 when they are missing. An upgrade of numba should run ``tests/unit/runtime/test_jit.py``
@@ -94,29 +95,6 @@ def __getattr__(name: str) -> Any:
     return globals()[name]
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # deteval/
-
-
-def built_folder(dirname: str) -> str:
-    """The folder of kernels compiled when the package was built (``_kernels``, ``_aot``): this package's, or,
-    where this package is a source tree without them (Python started in a clone's root, which puts the clone
-    first on ``sys.path``), those of the copy ``pip install .`` put further along ``sys.path``.
-
-    Safe either way: both caches serve an entry only to sources whose digest it was built from
-    (:mod:`.digest`), so an installed copy of other sources is simply not used.
-    """
-    own = os.path.join(_PACKAGE, dirname)
-    if os.path.isdir(own):
-        return own
-    import sys
-
-    for entry in sys.path:
-        candidate = os.path.join(entry or os.curdir, "deteval", dirname)
-        if os.path.isdir(candidate) and os.path.realpath(os.path.dirname(candidate)) != os.path.realpath(_PACKAGE):
-            return candidate
-    return own
-
-
 def numba_loaded() -> bool:
     """Whether deteval has imported numba in this process (through this package)."""
     return "numba_njit" in globals()
@@ -144,4 +122,4 @@ def group_cached(group: str, skip: Collection[str] = ()) -> bool:
     return True
 
 
-__all__ = ["PLAIN", "built_folder", "group_cached", "numba_loaded", "numba_njit", "preload", "with_kernel_cache"]
+__all__ = ["PLAIN", "group_cached", "numba_loaded", "numba_njit", "preload", "with_kernel_cache"]

@@ -28,7 +28,8 @@ from functools import cache
 
 import numpy as np
 
-from deteval._runtime import PLAIN, built_folder
+from deteval._runtime import PLAIN
+from deteval._runtime.built import built_folder
 
 ENV = "DETEVAL_AOT"
 DIR_ENV = "DETEVAL_AOT_DIR"

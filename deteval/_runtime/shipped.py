@@ -31,6 +31,8 @@ import sys
 
 from numba.core.caching import IndexDataCacheFile
 
+from deteval._runtime.built import built_folder
+
 ENV = "DETEVAL_SHIPPED_KERNELS"
 FILL_ENV = "DETEVAL_SHIP_INTO"  # set by the build step: kernels load from and save to this folder
 DIRNAME = "_kernels"
@@ -46,8 +48,6 @@ def _root() -> str | None:
         return fill
     if os.environ.get(ENV, "").strip() == "0":
         return None
-    from deteval._runtime import built_folder
-
     root = built_folder(DIRNAME)
     return root if os.path.isdir(root) else None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-import deteval._runtime as runtime
+import deteval._runtime.built as runtime
 
 
 def test_built_folder(tmp_path, monkeypatch):
