@@ -16,8 +16,11 @@ from setuptools.command.build_py import build_py
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:  # setuptools < 70.1: the wheel package's
-    from wheel.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1: the wheel package's, if any
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:
+        bdist_wheel = None
 
 TIMEOUT_S = 1800
 
@@ -45,7 +48,7 @@ class BuildPyWithKernels(build_py):
         )  # fmt: skip
 
 
-class PlatformWheel(bdist_wheel):
+class PlatformWheel(bdist_wheel or object):
     """A wheel holding compiled kernels (x86-64 code for this Python) is tagged for this platform and Python
     (``cp311-cp311-linux_x86_64``), not ``py3-none-any``; one without them stays pure."""
 
@@ -81,4 +84,4 @@ def _build_step(build_lib: str, folder: str, module: str, doing: str, failed: st
         print("deteval: " + failed.format(exc), flush=True)
 
 
-setup(cmdclass={"build_py": BuildPyWithKernels, "bdist_wheel": PlatformWheel})
+setup(cmdclass={"build_py": BuildPyWithKernels, **({"bdist_wheel": PlatformWheel} if bdist_wheel else {})})
