@@ -21,7 +21,7 @@ def load(
     preds: Any,
     gt: Any,
     protocol: str = "coco",
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     config: str | Path | Preset | dict | None = None,
     strict: bool = False,
     **options: Any,
@@ -44,7 +44,7 @@ def evaluate(
     preds: Any,
     gt: Any,
     protocol: str = "coco",
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     compat: bool = True,
     config: str | Path | Preset | dict | None = None,
     strict: bool = False,
@@ -64,8 +64,9 @@ def evaluate(
         list. Neither input is modified.
     protocol : str, default "coco"
         A registered protocol (``deteval.protocols.available()``).
-    iou_type : {"bbox", "segm", "keypoints", "obb"}, default "bbox"
-        What is compared; each protocol lists its own (``Protocol.iou_types``).
+    iou_type : {"bbox", "segm", "keypoints", "obb"}, optional
+        What is compared; each protocol lists its own (``Protocol.iou_types``). Default: ``bbox``, or the
+        protocol's only iou type (crowdpose: ``keypoints``).
     compat : bool, default True
         Reproduce the reference tool exactly, quirks included; False corrects
         the quirks (see README, "Compat and fixed modes").
@@ -177,7 +178,7 @@ def compare(
     seed: int = 0,
     level: float = 0.95,
     protocol: str = "coco",
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     compat: bool = True,
     config: str | Path | Preset | dict | None = None,
     strict: bool = False,

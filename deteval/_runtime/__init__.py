@@ -22,6 +22,7 @@ default), a warm process saves about 0.35 s of numba's start-up:
   same types as numba's for every array (see there);
 - :mod:`.aot`: kernels compiled ahead of time into extension modules when the package
   was built (:mod:`.aot_build`), called without importing numba at all.
+- :mod:`.built`: where the build's folders are (for a clone's source tree: an installed copy's).
 
 Every step checks the private names it uses and leaves numba's way in place
 when they are missing. An upgrade of numba should run ``tests/unit/runtime/test_jit.py``

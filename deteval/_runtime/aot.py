@@ -29,13 +29,12 @@ from functools import cache
 import numpy as np
 
 from deteval._runtime import PLAIN
+from deteval._runtime.built import built_folder
 
 ENV = "DETEVAL_AOT"
 DIR_ENV = "DETEVAL_AOT_DIR"
 DIRNAME = "_aot"
 INDEX = "index.json"
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # deteval/
 
 # numba's names of the NumPy dtypes it takes (native byte order only: other orders go to numba)
 _DTYPES = {
@@ -83,7 +82,7 @@ def type_key(value: object) -> str | None:
 def _root() -> str | None:
     if PLAIN or os.environ.get(ENV, "").strip() == "0":
         return None
-    root = os.environ.get(DIR_ENV) or os.path.join(_PACKAGE, DIRNAME)
+    root = os.environ.get(DIR_ENV) or built_folder(DIRNAME)
     return root if os.path.isfile(os.path.join(root, INDEX)) else None
 
 

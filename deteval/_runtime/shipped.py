@@ -31,6 +31,8 @@ import sys
 
 from numba.core.caching import IndexDataCacheFile
 
+from deteval._runtime.built import built_folder
+
 ENV = "DETEVAL_SHIPPED_KERNELS"
 FILL_ENV = "DETEVAL_SHIP_INTO"  # set by the build step: kernels load from and save to this folder
 DIRNAME = "_kernels"
@@ -46,7 +48,7 @@ def _root() -> str | None:
         return fill
     if os.environ.get(ENV, "").strip() == "0":
         return None
-    root = os.path.join(_PACKAGE, DIRNAME)
+    root = built_folder(DIRNAME)
     return root if os.path.isdir(root) else None
 
 
@@ -86,18 +88,28 @@ def compile_kernels(claims: str, names: list[str]) -> None:
     A kernel is claimed whole (a file created with ``O_EXCL`` in ``claims``): two processes saving
     entries of one kernel at once could each rewrite its index without the other's entry.
     """
+    import time
+
     from deteval._startup.compile_ahead import claim, kernel_key, kernel_named, parse_signature
     from deteval._startup.kernel_signatures import GROUPS
 
+    group_of = {}  # a kernel's first group: what the line pip -v shows names
+    for group, entries in GROUPS.items():
+        for entry, _ in entries:
+            group_of.setdefault(entry, group)
     for name in names:
         if not claim(os.path.join(claims, kernel_key(name, ()))):
             continue
+        start = time.perf_counter()
         kernel = kernel_named(name)
-        for texts in dict.fromkeys(t for group in GROUPS.values() for entry, t in group if entry == name):
+        signatures = list(dict.fromkeys(t for group in GROUPS.values() for entry, t in group if entry == name))
+        for texts in signatures:
             try:
                 kernel.compile(parse_signature(texts))
             except Exception as exc:  # noqa: BLE001 - a stale recorded signature: only this one compiles on use
                 print(f"deteval: {name}{texts} not compiled at build: {exc}", file=sys.stderr)
+        took = time.perf_counter() - start
+        print(f"deteval: [{group_of.get(name, '?')}] {name}: {len(signatures)} signature(s), {took:.1f} s", flush=True)
 
 
 def build(target: str, processes: int | None = None, names: list[str] | None = None) -> None:

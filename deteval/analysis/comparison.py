@@ -24,6 +24,7 @@ import numpy as np
 from deteval.analysis.intervals import check_replicates, replay_of_result, stats_of_replicates
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
+from deteval.text import display_width, pad, printable
 
 __all__ = ["ComparisonResult", "compare_results"]
 
@@ -73,8 +74,12 @@ class ComparisonResult:
             )
         if self.per_class:
             lines.append(f"Per-class AP delta (B - A), largest {min(top, len(self.per_class))}:")
-            for row in self.per_class[:top]:
-                lines.append(f"  {row['name']:<24}  {row['a']:7.4f}  {row['b']:7.4f}  {row['delta']:+8.4f}")
+            rows = self.per_class[:top]
+            cw = max([display_width(printable(str(r["name"]))) for r in rows] + [5])
+            lines.append(f"  {'class':<{cw}}  {'AP A':>7}  {'AP B':>7}  {'delta':>8}")
+            for row in rows:
+                name = pad(printable(str(row["name"])), cw)
+                lines.append(f"  {name}  {row['a']:7.4f}  {row['b']:7.4f}  {row['delta']:+8.4f}")
         return "\n".join(lines)
 
 

@@ -65,18 +65,37 @@ def _rows(result: EvalResult, sort_by: str | None) -> tuple[list[str], list[dict
     return columns, sorted(rows, key=lambda r: (_is_missing(r[sort_by]), -(r[sort_by] or 0)))
 
 
-def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
+# the count columns of a per-class row: ground truth and detections (COCO family; VOC family)
+_COUNTS = (("num_gt", "num_det"), ("npos", "ndet"))
+
+
+def _empty(row: dict[str, Any]) -> bool:
+    """Whether a category has no ground truth and no detections (by the row's count columns)."""
+    for gt, det in _COUNTS:
+        if gt in row and det in row:
+            return not row[gt] and not row[det]
+    return False
+
+
+def per_class_table(result: EvalResult, sort_by: str | None = None, all_classes: bool = True) -> str:
     """An aligned text table of ``result.per_class``, one row per category.
 
     Numbers are printed with 3 decimals; -1 (no ground truth) prints as ``-``;
     control characters in names are escaped (``a\\nb``).
     Rows keep category order unless ``sort_by`` names a column (numeric columns
     descending, missing values last; text columns ascending). An unknown column
-    raises ``ValueError``.
+    raises ``ValueError``. ``all_classes=False`` leaves out the categories with neither ground truth nor
+    detections (LVIS's 1,203 categories, most absent from a subset), with a line saying how many.
     """
     if not result.per_class:
         return "(no per-class results)"
     columns, rows = _rows(result, sort_by)
+    hidden = 0
+    if not all_classes:
+        kept = [r for r in rows if not _empty(r)]
+        hidden, rows = len(rows) - len(kept), kept
+    if not rows:
+        return f"(no category has ground truth or detections; {hidden} empty categories not shown)"
 
     def cell(v: Any) -> str:
         if _is_missing(v):
@@ -92,6 +111,9 @@ def per_class_table(result: EvalResult, sort_by: str | None = None) -> str:
 
     lines = [fmt(columns), fmt(["-" * w for w in widths])]
     lines += [fmt(row) for row in cells]
+    if hidden:
+        note = "categories with no ground truth and no detections not shown; --all-classes lists them"
+        lines.append(f"({hidden} {note})")
     return "\n".join(lines)
 
 

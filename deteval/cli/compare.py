@@ -11,20 +11,22 @@ from pathlib import Path
 from deteval.errors import InputError
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser():
     from deteval import protocols
-    from deteval.cli.parse import interval_level, positive_int
+    from deteval.cli.parse import Parser, interval_level, positive_int
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="deteval compare",
         description="Compare two models' results on the same ground truth: every stat of both, their "
         "difference (B - A) with a paired bootstrap interval and p-value, and per-class AP deltas.",
     )
-    p.add_argument("preds_a", help="model A's detections")
-    p.add_argument("preds_b", help="model B's detections")
-    p.add_argument("gt", help="the ground truth")
+    p.add_argument("preds_a", metavar="PREDS_A", help="model A's detections")
+    p.add_argument("preds_b", metavar="PREDS_B", help="model B's detections")
+    p.add_argument("gt", metavar="GT", help="the ground truth")
     p.add_argument("--protocol", default="coco", choices=protocols.available(), help="the protocol (default coco)")
-    p.add_argument("--iou-type", default="bbox", choices=["bbox", "segm", "keypoints"], help="what is compared")
+    p.add_argument(
+        "--iou-type", help="what is compared: bbox, segm, keypoints, obb (default bbox, or the protocol's only one)"
+    )
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="replicates (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the bootstrap's seed (default 0)")
     p.add_argument(
@@ -40,14 +42,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def compare_main(argv: Sequence[str]) -> int:
-    """Run ``deteval compare``; the exit status (0 done, 2 bad input).
+    """Run ``deteval compare``; the exit status (0 done, 2 bad input); a usage error raises ``SystemExit(2)``.
 
     ``--json`` follows the main command's output rule (:mod:`deteval.cli.guard`): never an input nor
     inside an input folder, checked before anything is loaded, written to a temporary and renamed.
     """
-    args = _parser().parse_args(list(argv))
+    from deteval.cli.parse import iou_type_of
     from deteval.io.json_source import max_input_bytes
 
+    try:
+        args = _parser().parse_args(list(argv))
+        args.iou_type = iou_type_of(args.protocol, args.iou_type)
+    except InputError as exc:
+        print(f"deteval compare: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     with max_input_bytes(args.max_input_bytes):
         return _compare(args)
 

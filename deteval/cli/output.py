@@ -185,7 +185,7 @@ def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, 
         from deteval.analysis.report import per_class_table
 
         print(file=out)
-        print(per_class_table(result, sort_by=args.sort_by), file=out)
+        print(per_class_table(result, sort_by=args.sort_by, all_classes=args.all_classes), file=out)
     if extras.score_thr is not None:
         print(file=out)
         print(extras.score_thr, file=out)

@@ -12,11 +12,13 @@ Every usage error becomes an :class:`~deteval.errors.InputError`.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, NoReturn
 
 from deteval import __version__, protocols
@@ -60,14 +62,43 @@ class Invocation:
     confusion_thrs: tuple[float, float] | None  # (IoU, score) of --confusion, when given
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its usage errors raised as :class:`InputError` (one line, exit 2, like the others)."""
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors raised as :class:`InputError` (one line, exit 2, like the others).
+
+    Abbreviations are off (``--per-clas`` is no flag: a typo must not pick a flag); an unknown flag is
+    named with the nearest known one.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         match = re.match(r"argument ([^/:\s]+)[^:]*: (.*)", message, re.S)
         if match:  # "argument --beta: ..." -> "--beta: ..."
             raise InputError(match[1], None, match[2])
         raise InputError("command line", None, message)
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.unknown(extras, parsed)
+        return parsed
+
+    def unknown(self, extras: Sequence[str], parsed: argparse.Namespace) -> NoReturn:
+        """The first unknown flag with the nearest known one, else the words left over."""
+        for word in extras:
+            if word.startswith("-") and len(word) > 1 and not _VALUE_LIKE.fullmatch(word):
+                flag = word.split("=", 1)[0]
+                raise InputError(flag, None, "unknown flag" + _nearest(flag, self._option_string_actions, self.prog))
+        positionals = [a.dest.upper() for a in self._actions if not a.option_strings and a.nargs != 0]
+        got = ", ".join(f"{name} {getattr(parsed, name.lower(), None)!r}" for name in positionals)
+        raise InputError("command line", None, f"unexpected argument {extras[0]!r} (after {got})")
+
+
+def _nearest(flag: str, known: Any, prog: str) -> str:
+    """``; did you mean --json?`` for ``--jsn``, or where the flags are listed when none is near."""
+    near = difflib.get_close_matches(flag, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else f" ({prog} --help lists the flags)"
 
 
 class _ProtocolFlag(argparse.Action):
@@ -125,7 +156,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--protocol", default="coco", choices=protocols.available(), help="evaluation protocol (default: coco)"
     )
     p.add_argument(
-        "--iou-type", default="bbox", help="what is compared: bbox (default), segm, keypoints, obb (oriented boxes)"
+        "--iou-type",
+        help="what is compared: bbox, segm, keypoints, obb (oriented boxes); default bbox, or the protocol's only "
+        "one (crowdpose: keypoints)",
     )
     p.add_argument(
         "--config",
@@ -152,7 +185,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--arrays-uncompressed", action="store_true", help="write --arrays uncompressed (np.savez: larger, faster)"
     )
-    p.add_argument("--per-class", action="store_true", help="print a per-class table after the summary")
+    p.add_argument(
+        "--per-class",
+        action="store_true",
+        help="print a per-class table after the summary: the categories with ground truth or detections",
+    )
+    p.add_argument(
+        "--all-classes", action="store_true", help="with --per-class: every category, the empty ones too"
+    )
     # per-class exports, curves and plots (deteval.analysis.report, deteval.analysis.curves, deteval.analysis.plots)
     p.add_argument(
         "--sort-by", metavar="COLUMN", help="sort per-class rows (--per-class, --csv, --markdown) by COLUMN, e.g. AP"
@@ -352,9 +392,14 @@ def _add_protocol_groups(p: argparse.ArgumentParser, declared: dict[str, tuple[O
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser: common flags, then one group per protocol family."""
-    p = _Parser(
+    p = Parser(
         prog="deteval",
-        description="Evaluate object detections against ground truth (COCO, bit-identical to pycocotools).",
+        usage="deteval [options] PREDS GT\n       deteval compare PREDS_A PREDS_B GT [options]",
+        description="Evaluate object detections against ground truth (COCO, bit-identical to pycocotools).\n\n"
+        "commands:\n"
+        "  deteval [options] PREDS GT              evaluate PREDS against GT (this page)\n"
+        "  deteval compare PREDS_A PREDS_B GT ...  compare two models: paired bootstrap of every stat\n"
+        "                                          (deteval compare --help)",
         epilog="example: deteval --protocol coco results.json instances_val2017.json\n\n"
         "Output files: their directories must exist; each file is written to a temporary file and renamed\n"
         "into place once every output is written, so a failed run changes none. --json, --csv or\n"
@@ -436,6 +481,16 @@ def _confusion_thrs(args: argparse.Namespace) -> tuple[float, float] | None:
         raise InputError("--confusion", None, str(exc)) from None
 
 
+def iou_type_of(protocol: str, given: str | None) -> str:
+    """``--iou-type`` checked against the protocol's; not given, the protocol's default."""
+    proto = protocols.get(protocol)
+    if given is None:
+        return proto.default_iou_type
+    if given not in proto.iou_types:
+        raise InputError("--iou-type", None, proto.iou_type_rule(given))
+    return given
+
+
 def parse_command_line(argv: Sequence[str]) -> Invocation:
     """Parse ``argv`` into an :class:`Invocation`; :class:`InputError` for any usage error."""
     args = build_parser().parse_args(list(argv))
@@ -446,6 +501,10 @@ def parse_command_line(argv: Sequence[str]) -> Invocation:
     if args.sample:
         args.preds, args.gt = sample_pair()
     if args.preds is None or args.gt is None:
-        raise InputError("command line", None, "PREDS and GT are required (or --sample)")
+        rule = "PREDS and GT are required (or --sample)"
+        if args.plot is not None and args.preds is not None and Path(args.plot).is_file():
+            rule += f"; --plot takes a folder (--plot DIR) and took the file {args.plot!r}"
+        raise InputError("command line", None, rule)
+    args.iou_type = iou_type_of(args.protocol, args.iou_type)
     options = protocol_options(args.protocol, args.protocol_flags or [])
     return Invocation(args, options, confusion_thrs)

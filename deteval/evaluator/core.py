@@ -232,7 +232,7 @@ class Evaluator:
     def __init__(
         self,
         protocol: str = "coco",
-        iou_type: str = "bbox",
+        iou_type: str | None = None,
         box_format: str | None = None,
         categories: Sequence | Mapping | None = None,
         compat: bool = True,
@@ -254,6 +254,7 @@ class Evaluator:
             rule = f"the Evaluator supports the protocols {_listed(_streamed())}, not {protocol!r}"
             raise InputError("protocol", None, rule) from None
         spec = proto.streaming()  # an InputError naming the protocol where it has none
+        iou_type = proto.default_iou_type if iou_type is None else iou_type
         if iou_type not in spec.iou_types:
             rule = f"with protocol {protocol!r} the Evaluator evaluates {_listed(spec.iou_types)}, not {iou_type!r}"
             others = [n for n in _streamed() if iou_type in _spec_of(n).iou_types]

@@ -24,6 +24,7 @@ from deteval._startup.compile_ahead import compile_ahead
 from deteval.errors import DetevalWarning, InputError
 from deteval.io.coco_columns import GtColumns, detections_from_columns, ground_truth_from_columns, loadres_branch
 from deteval.io.coco_json import ground_truth_of_json, results_of_json
+from deteval.io.corner_pairs import check_corner_pairs
 from deteval.io.json_source import is_path, read_bytes, read_json
 from deteval.tuning import TUNING
 from deteval.types import Detections, GroundTruth, IdTable, has_duplicates, last_occurrence, ranks_of
@@ -115,6 +116,10 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox", stri
         missing, non-numeric or non-finite score, malformed masks or keypoints;
         with ``strict``, the oddities above.
     """
+    return _checked(_load_results(source, gt, iou_type, strict), gt, iou_type, strict)
+
+
+def _load_results(source: Any, gt: GroundTruth, iou_type: str, strict: bool) -> Detections:
     raw = read_bytes(source, "results") if is_path(source) else None
     if raw is not None and iou_type in _FAST_RESULTS and _scanned(len(raw), iou_type):
         fast = results_from_scan(scan_results(raw, iou_type), str(source), gt, iou_type)
@@ -122,6 +127,13 @@ def load_coco_results(source: Any, gt: GroundTruth, iou_type: str = "bbox", stri
             return fast
     data, name = read_json(source, "results", raw)
     return results_of_json(data, name, gt, iou_type, strict)
+
+
+def _checked(dets: Detections, gt: GroundTruth, iou_type: str, strict: bool) -> Detections:
+    """Results read from a file or records, checked for mistakes that score silently (corner-pair boxes)."""
+    if iou_type == "bbox":
+        check_corner_pairs(dets, gt, strict)
+    return dets
 
 
 def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = False) -> tuple[Detections, GroundTruth]:
@@ -151,7 +163,7 @@ def load_coco_pair(preds: Any, gt: Any, iou_type: str = "bbox", strict: bool = F
     if cols is not None:
         fast = results_from_scan(cols, str(preds), gt_loaded, iou_type)
         if fast is not None:
-            return fast, gt_loaded
+            return _checked(fast, gt_loaded, iou_type, strict), gt_loaded
     return load_coco_results(preds, gt_loaded, iou_type=iou_type, strict=strict), gt_loaded
 
 

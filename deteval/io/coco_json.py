@@ -32,7 +32,10 @@ def ground_truth_of_json(
 ) -> GroundTruth:
     """The :class:`GroundTruth` of a parsed COCO ground truth (see :func:`deteval.io.coco.load_coco_gt`)."""
     if not isinstance(data, dict):
-        raise InputError(name, None, f"ground truth must be a JSON object, got {type(data).__name__}")
+        rule = f"ground truth must be a JSON object, got {type(data).__name__}"
+        if isinstance(data, list) and data and isinstance(data[0], dict) and "score" in data[0]:
+            rule += " of detections (records with a score): did you swap PREDS and GT? The order is PREDS GT"
+        raise InputError(name, None, rule)
     images = _get_list(data, "images", name)
     categories = _get_list(data, "categories", name)
     anns = _get_list(data, "annotations", name)
@@ -132,12 +135,14 @@ def _lvis_found(images: list, categories: list) -> dict[str, str]:
 def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox", strict: bool = False) -> Detections:
     """The :class:`Detections` of parsed COCO results (see :func:`deteval.io.coco.load_coco_results`)."""
     lst = "results"
+    dataset = isinstance(data, dict) and "images" in data
     if isinstance(data, dict) and isinstance(data.get("annotations"), list):
         data, lst = data["annotations"], "annotations"  # a whole COCO dataset of detections
     if not isinstance(data, list):
         raise InputError(name, None, f"results must be a JSON list of detections, got {type(data).__name__}")
-    if data and isinstance(data[0], dict) and "score" not in data[0] and "iscrowd" in data[0]:
-        rule = "has no 'score' but has 'iscrowd': is this ground truth? The order is PREDS GT"
+    if data and isinstance(data[0], dict) and "score" not in data[0] and ("iscrowd" in data[0] or dataset):
+        why = "has 'iscrowd'" if "iscrowd" in data[0] else "comes with 'images'"
+        rule = f"has no 'score' but {why}: is this ground truth? Did you swap PREDS and GT? The order is PREDS GT"
         raise InputError(name, _record(lst, 0, data[0]), rule)
     img_vals = _column(data, "image_id", name, lst)
     image_ids = _ids(img_vals, name, lst, "image_id", data, strict)
@@ -238,7 +243,10 @@ def _column(records: list, key: str, name: str, listname: str, default: Any = Ke
             if not isinstance(r, dict):
                 raise InputError(name, f"{listname}[{i}]", f"expected an object, got {type(r).__name__}") from None
             if key not in r:
-                raise InputError(name, _record(listname, i, r), f"missing key {key!r}") from None
+                rule = f"missing key {key!r}"
+                if key == "bbox" and "obb" in r:
+                    rule += " (it has 'obb': oriented boxes are evaluated with --iou-type obb, iou_type='obb')"
+                raise InputError(name, _record(listname, i, r), rule) from None
         raise
 
 

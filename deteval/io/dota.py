@@ -117,6 +117,10 @@ def load_dota_gt(
     """
     folder = _folder(folder, "labelTxt")
     files = sorted(folder_files(folder, ".txt"), key=lambda f: f.stem)  # the image table's order
+    if files and all(f.name.startswith(("Task1_", "Task2_")) for f in files):
+        rule = "holds DOTA results files (Task1_<class>.txt: detections): did you swap PREDS and GT? "
+        rule += "The order is PREDS GT"
+        raise InputError(str(folder), None, rule)
     images, blocks, names, difficult, image_of, where = [], [], [], [], [], []
     for i, f in enumerate(files):
         images.append(f.stem)

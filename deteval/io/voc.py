@@ -42,7 +42,7 @@ import numpy as np
 
 from deteval.errors import InputError, accepted
 from deteval.io.voc_rows import Raw, folder_files, load_names, read_image_set
-from deteval.io.voc_text import COMP4_PATTERN, raw_comp4, raw_text
+from deteval.io.voc_text import COMP4_PATTERN, raw_comp4, raw_text, swapped_hint
 from deteval.io.voc_xml import raw_voc_xml
 from deteval.types import Detections, GroundTruth, IdTable
 from deteval.vocabulary import FILE_BOX_FORMATS
@@ -383,7 +383,7 @@ def detect_format(path: str | Path, role: str) -> str:
     if txt:
         return "text"
     expected = ".xml annotations or per-image .txt files" if role == "gt" else "comp4 or per-image .txt files"
-    raise InputError(str(p), None, f"folder holds no {expected}")
+    raise InputError(str(p), None, f"folder holds no {expected}" + swapped_hint(p, role))
 
 
 def load_voc(

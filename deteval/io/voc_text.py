@@ -73,7 +73,32 @@ def raw_text(folder, role: str, box_format: str) -> Raw:
                     raise InputError(str(f), f"line {n}", f"difficult must be 0 or 1, got {t[5]!r}")
                 difficult[i] = float(t[5])
         raw.add([image_id] * len(rows), [t[0] for _, t in rows], f, None, boxes.reshape(-1, 4), difficult)
+    if box_format == "xyxy" and _looks_like_yolo(raw, role):
+        rule = (
+            "looks like YOLO labels (integer classes, every number in [0, 1], boxes whose x2 < x1 or y2 < y1 as "
+            "'cx cy w h' read as corners gives them), which VOC would score as pixel corners; evaluate YOLO "
+            "label folders with their own input (--protocol yolo)"
+        )
+        raise InputError(str(folder), None, rule)
     return raw
+
+
+_INT = re.compile(r"[+-]?\d+")
+
+
+def _looks_like_yolo(raw: Raw, role: str) -> bool:
+    """YOLO's ``class cx cy w h [conf]`` read as VOC's ``class [score] x1 y1 x2 y2``.
+
+    Normalised corner files (a VOC user's with ``--no-plus-one``) never have x2 < x1; YOLO's centre
+    and size read as corners have it for any box whose centre lies further right than its width.
+    """
+    if not raw.n or not all(_INT.fullmatch(s) for s in raw.labels):
+        return False
+    boxes, extra = raw.arrays()
+    values = boxes if role == "gt" else np.column_stack([boxes, extra])
+    if not bool(((values >= 0) & (values <= 1)).all()):
+        return False
+    return bool(((boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])).any())
 
 
 def _comp4_files(source: Path) -> list[tuple[str, Path]]:
@@ -84,7 +109,8 @@ def _comp4_files(source: Path) -> list[tuple[str, Path]]:
             if m:
                 pairs.append((m.group("cls"), f))
         if not pairs:
-            raise InputError(str(source), None, "folder holds no <comp>_det_<set>_<class>.txt results file")
+            rule = "folder holds no <comp>_det_<set>_<class>.txt results file"
+            raise InputError(str(source), None, rule + swapped_hint(source, "dets"))
         return pairs
     m = COMP4_PATTERN.match(source.name)
     if not source.is_file():
@@ -92,6 +118,16 @@ def _comp4_files(source: Path) -> list[tuple[str, Path]]:
     if not m:
         raise InputError(str(source), None, "a comp4 results file must be named <comp>_det_<set>_<class>.txt")
     return [(m.group("cls"), source)]
+
+
+def swapped_hint(folder: Path, role: str) -> str:
+    """``: did you swap PREDS and GT? ...`` where a folder holds the other side's files (VOC XML given as
+    detections), else nothing."""
+    if role == "dets" and folder_files(folder, ".xml"):
+        return "; it holds VOC annotations (.xml, ground truth): did you swap PREDS and GT? The order is PREDS GT"
+    if role == "gt" and any(COMP4_PATTERN.match(f.name) for f in folder_files(folder, ".txt")):
+        return "; it holds comp4 results (detections): did you swap PREDS and GT? The order is PREDS GT"
+    return ""
 
 
 def raw_comp4(source) -> Raw:

@@ -77,6 +77,12 @@ class Option:
         return raw if self.convert is None else self.convert(raw)
 
 
+def or_list(items: Sequence[str]) -> str:
+    """``a, b or c``: choices as text."""
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
 def split_list(values: Sequence[str]) -> list[str]:
     """A list option's text, flattened: ``["1,10", "300"]`` -> ``["1", "10", "300"]`` (empty items dropped)."""
     return [part for v in values for part in v.split(",") if part.strip()]
@@ -101,9 +107,14 @@ class Protocol(ABC):
     # with the iou types each is defined for
     analyses: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
+    @property
+    def default_iou_type(self) -> str:
+        """The iou type evaluated when none is named: ``bbox`` where the protocol has it, else its only one."""
+        return "bbox" if "bbox" in self.iou_types else self.iou_types[0]
+
     def params(
         self,
-        iou_type: str = "bbox",
+        iou_type: str | None = None,
         *,
         compat: bool = True,
         preset: Mapping[str, Any] | None = None,
@@ -116,6 +127,7 @@ class Protocol(ABC):
         :class:`InputError` at :meth:`load` (COCO: a repeated image id, a negative box ...); a protocol with no
         such input ignores it.
         """
+        iou_type = self.default_iou_type if iou_type is None else iou_type
         self.check_iou_type(iou_type)
         for old, new in self.renamed_options.items():
             if old in options:
@@ -148,9 +160,11 @@ class Protocol(ABC):
 
     def check_iou_type(self, iou_type: str) -> None:
         if iou_type not in self.iou_types:
-            raise InputError(
-                "iou_type", None, f"protocol {self.name!r} evaluates iou_type {self.iou_types}, not {iou_type!r}"
-            )
+            raise InputError("iou_type", None, self.iou_type_rule(iou_type))
+
+    def iou_type_rule(self, iou_type: str) -> str:
+        """What is wrong with ``iou_type``, the choices as text (the CLI prefixes ``--iou-type``)."""
+        return f"protocol {self.name!r} evaluates {or_list(self.iou_types)}, not {iou_type!r}"
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         known = [o.name for o in self.options]
@@ -213,7 +227,7 @@ class Protocol(ABC):
         preds: Any,
         gt: Any,
         *,
-        iou_type: str = "bbox",
+        iou_type: str | None = None,
         compat: bool = True,
         preset: Mapping[str, Any] | None = None,
         strict: bool = False,

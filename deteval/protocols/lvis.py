@@ -104,7 +104,7 @@ def make_params(
     """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
     ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
     if iou_type not in LvisProtocol.iou_types:
-        raise InputError("iou_type", None, f"the lvis protocol evaluates {LvisProtocol.iou_types}, not {iou_type!r}")
+        raise InputError("iou_type", None, f"the lvis protocol evaluates bbox or segm, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
         md = checks.cut("max_dets", values["max_dets"])

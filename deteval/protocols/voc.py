@@ -373,12 +373,20 @@ class VocProtocol(Protocol):
         labels = [f"AP{_iou_key(thrs[t])}" + ("" if i == 0 else f":{names_i[i]}") for t, i in cols]
         names = [printable(r["name"]) for r in result.per_class]  # a newline in a name would break the table
         width = max([len("class")] + [display_width(n) for n in names])  # CJK and emoji take 2 columns
-        lines = [head, f"{'class':<{width}}  {'npos':>5}  {'ndet':>5}  " + "  ".join(f"{c:>8}" for c in labels)]
+        widths = [max(8, len(c)) for c in labels]  # a column as wide as its header ("AP50:non_interpolated")
+        lines = [
+            head,
+            f"{'class':<{width}}  {'npos':>5}  {'ndet':>5}  " + "  ".join(f"{c:>{w}}" for c, w in zip(labels, widths)),
+        ]
         for k, r in enumerate(result.per_class):
-            vals = "  ".join(f"{ap[t, k, i]:8.4f}" if valid[k] else f"{'-':>8}" for t, i in cols)
+            vals = "  ".join(
+                f"{ap[t, k, i]:{w}.4f}" if valid[k] else f"{'-':>{w}}" for (t, i), w in zip(cols, widths)
+            )
             note = "  (no positives)" if not valid[k] else ""
             lines.append(f"{pad(names[k], width)}  {r['npos']:>5}  {r['ndet']:>5}  {vals}{note}")
-        vals = "  ".join(f"{m_ap[t, i]:8.4f}" if m_ap[t, i] >= 0 else f"{'-':>8}" for t, i in cols)
+        vals = "  ".join(
+            f"{m_ap[t, i]:{w}.4f}" if m_ap[t, i] >= 0 else f"{'-':>{w}}" for (t, i), w in zip(cols, widths)
+        )
         lines.append(f"{'mAP':<{width}}  {'':>5}  {'':>5}  {vals}")
         if len(thrs) > 1:
             for i, name in enumerate(names_i):

@@ -104,7 +104,7 @@ def test_a_flag_of_another_protocol_is_an_error_naming_it(argv, message, capsys)
         (["--sample", "--max-dets", "1", "x", "3"], "deteval: error: --max-dets: "),
         (["--sample", "--area-range", "small"], "deteval: error: --area-range: expected LABEL:LO:HI"),
         (["--protocol", "voc10", "--sample", "--iou-test", "gx"], "deteval: error: --iou-test: choose from gt, ge"),
-        (["--sample", "--no-such-flag"], "deteval: error: command line: unrecognized arguments: --no-such-flag"),
+        (["--sample", "--no-such-flag"], "deteval: error: --no-such-flag: unknown flag"),
         ([], "deteval: error: command line: PREDS and GT are required"),
     ],
 )

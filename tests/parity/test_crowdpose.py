@@ -230,8 +230,8 @@ def test_other_misuse_is_an_error():
         deteval.evaluate(str(DT_FILE), gt, protocol="crowdpose", iou_type="keypoints")
     with pytest.raises(InputError, match="no fixed mode"):
         deteval.evaluate(str(DT_FILE), str(GT_FILE), protocol="crowdpose", iou_type="keypoints", compat=False)
-    with pytest.raises(InputError, match=r"evaluates iou_type \('keypoints',\), not 'bbox'"):
-        deteval.evaluate(str(DT_FILE), str(GT_FILE), protocol="crowdpose")
+    with pytest.raises(InputError, match=r"protocol 'crowdpose' evaluates keypoints, not 'bbox'"):
+        deteval.evaluate(str(DT_FILE), str(GT_FILE), protocol="crowdpose", iou_type="bbox")
 
 
 def test_a_loaded_dict_works_like_the_file():

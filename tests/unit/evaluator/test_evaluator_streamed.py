@@ -319,7 +319,8 @@ def test_crowdpose_needs_crowd_index_and_keypoints():
     with pytest.raises(InputError, match=r"preds\[0\].*missing key 'keypoints'"):
         ev.update([{k: v for k, v in p.items() if k != "keypoints"}], [t])
     with pytest.raises(InputError, match="with protocol 'crowdpose' the Evaluator evaluates 'keypoints', not 'bbox'"):
-        Evaluator(protocol="crowdpose")
+        Evaluator(protocol="crowdpose", iou_type="bbox")
+    assert Evaluator(protocol="crowdpose").params.iou_type == "keypoints"  # its only iou type, by default
     assert ev.num_images == 0
 
 

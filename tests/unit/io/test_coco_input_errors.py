@@ -183,7 +183,7 @@ def test_float_image_id():
 def test_swapped_arguments(tmp_path):
     gt = _write(tmp_path, "gt.json", _gt())
     msg = _error(gt, gt)
-    assert "is this ground truth? The order is PREDS GT" in msg
+    assert "is this ground truth? Did you swap PREDS and GT? The order is PREDS GT" in msg
 
 
 def test_compat_needs_three_max_dets():
