@@ -144,7 +144,7 @@ def _replays(cli_main, deteval) -> None:
 
 
 def _protocols(cli_main) -> None:
-    """lvis, crowdpose, dota, openimages and oriented boxes, each with its bootstrap."""
+    """lvis, crowdpose, dota, openimages, oriented boxes and yolo, each with its bootstrap."""
     import gzip
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,6 +167,10 @@ def _protocols(cli_main) -> None:
              "--labels", str(oi / f"{kind}_labels.csv"), *extra, "--bootstrap", "3")  # fmt: skip
     obb = DATA / "obb"
     _cli(cli_main, "--iou-type", "obb", str(obb / "dets.json"), str(obb / "gt.json"), "--bootstrap", "3")
+    yolo = DATA / "yolo_example"
+    sizes = ["--image-sizes", str(yolo / "sizes.json")]
+    _cli(cli_main, "--protocol", "yolo", *sizes, str(yolo / "preds"), str(yolo / "labels"), "--bootstrap", "3")
+    _cli(cli_main, "--protocol", "yolo", "--compare-coco", *sizes, str(yolo / "preds"), str(yolo / "labels"))
 
 
 def _evaluators(deteval) -> None:
@@ -177,7 +181,7 @@ def _evaluators(deteval) -> None:
     boxes = np.array([[10.0, 10.0, 50.0, 60.0], [20.0, 15.0, 70.0, 80.0]])
     pred = {"boxes": boxes, "scores": np.array([0.9, 0.4]), "labels": np.array([1, 2])}
     target = {"boxes": boxes[:1], "labels": np.array([1])}
-    for protocol in ("coco", "voc07", "voc10", "lvis"):
+    for protocol in ("coco", "voc07", "voc10", "lvis", "yolo"):
         for box_format in ("xyxy", "xywh", "cxcywh"):
             lvis = {"frequencies": {1: "f", 2: "c"}} if protocol == "lvis" else {}
             ev = deteval.Evaluator(protocol=protocol, box_format=box_format, categories=[1, 2], **lvis)
