@@ -50,7 +50,7 @@ def ground_truth_of_json(
 
     lst = "annotations"
     ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns, strict)
-    if ann_ids.dtype.kind != "i" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
+    if ann_ids.dtype.kind not in "iu" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
         _id_table(anns, name, lst, unique=True, note=False)  # raises naming the duplicate
     image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns, strict)
     category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns, strict)
@@ -256,8 +256,7 @@ def _ids(
         try:
             return np.array(values, dtype=np.int64)
         except OverflowError:
-            bad = next(i for i, v in enumerate(values) if not -(2**63) <= v < 2**63)
-            raise InputError(name, _record(listname, bad, records[bad]), f"{key} does not fit in 64 bits") from None
+            return _wide_ids(values, name, listname, key, records, strict, note)
     if kinds <= {str}:
         return np.array(values, dtype=str) if values else np.array([], dtype=str)
     for i, v in enumerate(values):
@@ -265,6 +264,30 @@ def _ids(
             rule = f"{key} must be an integer or a string, got {v!r}"
             raise InputError(name, _record(listname, i, records[i]), rule)
     raise InputError(name, listname, f"{key} values mix integers and strings")
+
+
+def _wide_ids(
+    values: list, name: str, listname: str, key: str, records: list, strict: bool, note: bool
+) -> np.ndarray:
+    """Integer ids past int64 (Python ints, which pycocotools keys its dicts by): where every one of the column
+    lies in [0, 2**64), a uint64 column, with one :class:`DetevalWarning` (``note``; ``strict``: the error).
+    Beyond 64 bits, or at or past 2**63 beside a negative id, no 64-bit column holds them: refused."""
+    big = next(i for i, v in enumerate(values) if not -(2**63) <= v < 2**63)
+    out = next((i for i, v in enumerate(values) if not -(2**63) <= v < 2**64), None)
+    neg = next((i for i, v in enumerate(values) if v < 0), None)
+    if out is not None or neg is not None:
+        i = big if out is None else out
+        why = "beside negative ids " if out is None else ""
+        rule = (
+            f"{key} {values[i]} is outside the 64-bit range deteval reads {why}(integers from -2**63, or from 0 "
+            "to 2**64-1 where one is 2**63 or more; pycocotools scores them, deteval does not)"
+        )
+        raise InputError(name, _record(listname, i, records[i]), rule)
+    if note:
+        n = sum(1 for v in values if v >= 2**63)
+        accepted(name, strict, n, f"{key} values of 2**63 or more, read as unsigned 64-bit integers, as "
+                 "pycocotools matches them", _record(listname, big, records[big]), f"{key} is {values[big]}")  # fmt: skip
+    return np.array(values, dtype=np.uint64)
 
 
 _EXACT_FLOAT = 2**53  # a float id beyond it may not be the integer that was written
