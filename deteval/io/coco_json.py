@@ -266,9 +266,7 @@ def _ids(
     raise InputError(name, listname, f"{key} values mix integers and strings")
 
 
-def _wide_ids(
-    values: list, name: str, listname: str, key: str, records: list, strict: bool, note: bool
-) -> np.ndarray:
+def _wide_ids(values: list, name: str, listname: str, key: str, records: list, strict: bool, note: bool) -> np.ndarray:
     """Integer ids past int64 (Python ints, which pycocotools keys its dicts by): where every one of the column
     lies in [0, 2**64), a uint64 column, with one :class:`DetevalWarning` (``note``; ``strict``: the error).
     Beyond 64 bits, or at or past 2**63 beside a negative id, no 64-bit column holds them: refused."""
@@ -285,8 +283,8 @@ def _wide_ids(
         raise InputError(name, _record(listname, i, records[i]), rule)
     if note:
         n = sum(1 for v in values if v >= 2**63)
-        accepted(name, strict, n, f"{key} values of 2**63 or more, read as unsigned 64-bit integers, as "
-                 "pycocotools matches them", _record(listname, big, records[big]), f"{key} is {values[big]}")  # fmt: skip
+        what = f"{key} values of 2**63 or more, read as unsigned 64-bit integers, as pycocotools matches them"
+        accepted(name, strict, n, what, _record(listname, big, records[big]), f"{key} is {values[big]}")
     return np.array(values, dtype=np.uint64)
 
 
@@ -482,12 +480,30 @@ def _result_categories(
     return category, keep
 
 
+def _rounded_mix(ids: np.ndarray, first: np.ndarray, name: str, listname: str, records: list) -> None:
+    """Refuses a ground truth's image or category ids that mix ids below 2**63 with ids of 2**63 or more
+    where one of the latter is no float64: pycocotools' ``np.unique`` of such a mix is a float64 array, whose
+    rounded ids match no record (their images, or categories, are left out of its evaluation), which deteval
+    does not mimic. Where every id is a float64 exactly, the rounding changes none and the ids match."""
+    inexact = next((k for k, v in enumerate(ids.tolist()) if float(v) != v), None)
+    if inexact is None:
+        return
+    i = int(first[inexact])
+    rule = (
+        f"id {int(ids[inexact])} beside ids below 2**63 is rounded by pycocotools (its np.unique of such ids is "
+        "float64, and the rounded id matches no annotation); deteval does not score such ids"
+    )
+    raise InputError(name, _record(listname, i, records[i]), rule)
+
+
 def _id_table(
     records: list, name: str, listname: str, unique: bool, strict: bool = False, note: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique ids of ``records`` and, per sorted id, the first record's index."""
     ids = _ids(_column(records, "id", name, listname), name, listname, "id", records, strict, note)
     sorted_ids, first = np.unique(ids, return_index=True)
+    if sorted_ids.dtype.kind == "u" and sorted_ids[0] < 2**63:
+        _rounded_mix(sorted_ids, first, name, listname, records)
     if unique and len(sorted_ids) != len(ids):
         seen: dict = {}
         for i, v in enumerate(ids.tolist()):
