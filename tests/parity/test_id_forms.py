@@ -182,3 +182,22 @@ def test_cli_keeps_ids_past_2_63_exactly_and_strict_refuses(tmp_path):
     assert [c["category_id"] for c in json.loads(text)["per_class"]] == [B, TOP]
     assert (tmp_path / "out.csv").read_text().splitlines()[2].startswith(f"{TOP},")
     assert main([*args, "--strict"]) == 2
+
+
+def test_slices_of_ids_past_2_63(tmp_path):
+    """--slices ids past 2**63 (beside small ones: numpy alone would read that list as float64) select their
+    images; a slice equals the evaluation of its images alone (pycocotools on the subset)."""
+    from deteval.analysis.slices import slice_stats
+
+    big = TOP - 2047  # a float64 exactly, as ids past 2**63 beside small ones must be
+    gt, dets = _gt([big, B, 5], [B, 1]), _dets([big, B, 5], [B, 1])
+    with pytest.warns(DetevalWarning, match=r"2\*\*63 or more"):
+        res = deteval.evaluate(dets, gt)
+    keep = {big, 5}
+    sub_gt = {**gt, "images": [im for im in gt["images"] if im["id"] in keep],
+              "annotations": [a for a in gt["annotations"] if a["image_id"] in keep]}  # fmt: skip
+    want = run_pycocotools([d for d in dets if d["image_id"] in keep], sub_gt).stats
+    got = slice_stats(res, {"s": [big, 5]})["s"]
+    assert list(got.values())[: len(want)] == [float(v) for v in want]
+    with pytest.raises(InputError, match="not in the ground truth"):
+        slice_stats(res, {"s": [-1]})
