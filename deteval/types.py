@@ -67,7 +67,7 @@ def last_occurrence(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class IdTable:
-    """Sorted, unique user ids (int64 or str) with optional per-id attributes.
+    """Sorted, unique user ids (int64, uint64 where one is 2**63 or more, or str) with optional per-id attributes.
 
     Dense index ``i`` refers to ``ids[i]``. The order is ascending, the order
     pycocotools gives ``imgIds``/``catIds`` (``np.unique``).
@@ -89,6 +89,13 @@ class IdTable:
         values = np.asarray(values)
         if len(self.ids) == 0 or len(values) == 0:
             return np.zeros(len(values), np.int32), np.zeros(len(values), bool)
+        if {values.dtype.kind, self.ids.dtype.kind} == {"i", "u"}:
+            # int64 beside uint64 (ids past 2**63 in one column only): compared as the integers they are
+            fits = values >= 0 if self.ids.dtype.kind == "u" else values < 2**63
+            pos, found = self.lookup(np.where(fits, values, 0).astype(self.ids.dtype))
+            found &= fits
+            pos[~found] = 0
+            return pos, found
         if values.dtype.kind != self.ids.dtype.kind:
             return np.zeros(len(values), np.int32), np.zeros(len(values), bool)
         if self.ids.dtype.kind == "i" and values.dtype.kind == "i":

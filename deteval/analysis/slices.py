@@ -22,6 +22,7 @@ from deteval.analysis.intervals import replay_of_result, stats_of_draws
 from deteval.errors import InputError
 from deteval.io.json_source import read_json
 from deteval.result import EvalResult
+from deteval.types import IdTable
 
 __all__ = ["read_slices", "slice_stats", "slices_by_field"]
 
@@ -38,21 +39,36 @@ def slice_stats(result: EvalResult, slices: Mapping[str, Sequence[Any]]) -> dict
     for name, members in slices.items():
         if isinstance(members, (str, bytes)) or not isinstance(members, Sequence | np.ndarray):
             raise InputError("slices", str(name), "a slice is a list of image ids")
-        values = np.asarray(list(members))
+        values = _id_array(list(members))
         if values.size == 0:
             draws.append(np.zeros(0, np.int64))
             continue
         if values.dtype.kind != ids.dtype.kind and not (values.dtype.kind in "iu" and ids.dtype.kind in "iu"):
             raise InputError("slices", str(name), f"image ids must be of the ground truth's type ({ids.dtype})")
-        index, found = _lookup(ids, values.astype(ids.dtype) if ids.dtype.kind in "iu" else values)
+        if ids.dtype.kind in "iu":  # int64 or uint64 (ids past 2**63) on either side, compared as integers
+            index, found = IdTable(ids).lookup(values)
+        else:
+            index, found = _lookup(ids, values)
         if not found.all():
-            missing = values[~found][0]
+            missing = values[~found][0].tolist()
             raise InputError("slices", str(name), f"image id {missing!r} is not in the ground truth")
         draws.append(np.unique(index).astype(np.int64))  # id order, as pycocotools sorts imgIds
     names = [str(n) for n in slices]
     stat_names = [*result.stats, *(getattr(result, "extra_stats", {}) or {})]
     rows = stats_of_draws(result, draws, by_draw=False)  # a slice's rows keep their order
     return {name: dict(zip(stat_names, map(float, row))) for name, row in zip(names, rows)}
+
+
+def _id_array(members: list) -> np.ndarray:
+    """Image ids as an array: Python ints as int64, or as uint64 where one is 2**63 or more (numpy's own
+    guess for such a list is float64)."""
+    if members and all(type(v) is int for v in members):
+        for dtype in (np.int64, np.uint64):
+            try:
+                return np.array(members, dtype=dtype)
+            except OverflowError:
+                pass
+    return np.asarray(members)
 
 
 def _lookup(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -82,7 +82,7 @@ class GtColumns:
 
     images: IdTable  # heights and widths of the first record of each id (-1 where missing)
     categories: IdTable
-    ann_id: np.ndarray  # int64, or str (then numbered 1, 2, ...)
+    ann_id: np.ndarray  # int64, uint64 (ids past 2**63) or str (then numbered 1, 2, ...)
     image_id: np.ndarray  # the user's ids, int64 or str
     category_id: np.ndarray
     bbox: np.ndarray  # float64 (N, 4); zeros where missing
@@ -180,7 +180,7 @@ def ground_truth_from_columns(
     # oriented boxes: a missing area is the oriented box's w*h (hotcoco's rule), not the bbox's
     area = np.where(cols.has_area, cols.area, xywh_area(boxes) if cols.obb is None else obb_area(cols.obb))
     scored = None  # where annotation ids repeat: the rows evaluated, in pycocotools' order
-    if cols.ann_id.dtype.kind == "i" and has_duplicates(cols.ann_id):
+    if cols.ann_id.dtype.kind in "iu" and has_duplicates(cols.ann_id):
         scored = _scored_rows(keep, _repeated_ann_ids(cols.ann_id, name, strict), image)
     masks = None
     if cols.segmentations is not None:
@@ -221,7 +221,12 @@ def ground_truth_from_columns(
         keypoints = cols.keypoints[rows]
         num_keypoints = np.where(np.isnan(cols.num_keypoints), counted, cols.num_keypoints)[rows]
     ann_id = cols.ann_id
-    if ann_id.dtype.kind != "i":
+    if ann_id.dtype.kind == "u":
+        # ids past 2**63 (uint64): their ranks as int64, which keep what the kernels read of them, which
+        # ids are equal and which is 0
+        ranks = np.unique(ann_id, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        ann_id = ranks if (ann_id == 0).any() else ranks + 1
+    elif ann_id.dtype.kind != "i":
         # pycocotools marks matches with annotation ids; only integers keep its id-0 rule meaningful
         ann_id = np.arange(1, len(ann_id) + 1, dtype=np.int64)
     n_rows = int(keep.sum()) if scored is None else len(rows)

@@ -53,7 +53,7 @@ def ground_truth_of_json(
 
     lst = "annotations"
     ann_ids = _ids(_column(anns, "id", name, lst), name, lst, "id", anns, strict)
-    if ann_ids.dtype.kind != "i" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
+    if ann_ids.dtype.kind not in "iu" and has_duplicates(ann_ids):  # repeated integers: see ground_truth_from_columns
         _id_table(anns, name, lst, unique=True, note=False)  # raises naming the duplicate
     image_ids = _ids(_column(anns, "image_id", name, lst), name, lst, "image_id", anns, strict)
     category_ids = _ids(_column(anns, "category_id", name, lst), name, lst, "category_id", anns, strict)
@@ -264,8 +264,7 @@ def _ids(
         try:
             return np.array(values, dtype=np.int64)
         except OverflowError:
-            bad = next(i for i, v in enumerate(values) if not -(2**63) <= v < 2**63)
-            raise InputError(name, _record(listname, bad, records[bad]), f"{key} does not fit in 64 bits") from None
+            return _wide_ids(values, name, listname, key, records, strict, note)
     if kinds <= {str}:
         return np.array(values, dtype=str) if values else np.array([], dtype=str)
     for i, v in enumerate(values):
@@ -273,6 +272,28 @@ def _ids(
             rule = f"{key} must be an integer or a string, got {v!r}"
             raise InputError(name, _record(listname, i, records[i]), rule)
     raise InputError(name, listname, f"{key} values mix integers and strings")
+
+
+def _wide_ids(values: list, name: str, listname: str, key: str, records: list, strict: bool, note: bool) -> np.ndarray:
+    """Integer ids past int64 (Python ints, which pycocotools keys its dicts by): where every one of the column
+    lies in [0, 2**64), a uint64 column, with one :class:`DetevalWarning` (``note``; ``strict``: the error).
+    Beyond 64 bits, or at or past 2**63 beside a negative id, no 64-bit column holds them: refused."""
+    big = next(i for i, v in enumerate(values) if not -(2**63) <= v < 2**63)
+    out = next((i for i, v in enumerate(values) if not -(2**63) <= v < 2**64), None)
+    neg = next((i for i, v in enumerate(values) if v < 0), None)
+    if out is not None or neg is not None:
+        i = big if out is None else out
+        why = "beside negative ids " if out is None else ""
+        rule = (
+            f"{key} {values[i]} is outside the 64-bit range deteval reads {why}(integers from -2**63, or from 0 "
+            "to 2**64-1 where one is 2**63 or more; pycocotools scores them, deteval does not)"
+        )
+        raise InputError(name, _record(listname, i, records[i]), rule)
+    if note:
+        n = sum(1 for v in values if v >= 2**63)
+        what = f"{key} values of 2**63 or more, read as unsigned 64-bit integers, as pycocotools matches them"
+        accepted(name, strict, n, what, _record(listname, big, records[big]), f"{key} is {values[big]}")
+    return np.array(values, dtype=np.uint64)
 
 
 _EXACT_FLOAT = 2**53  # a float id beyond it may not be the integer that was written
@@ -467,12 +488,30 @@ def _result_categories(
     return category, keep
 
 
+def _rounded_mix(ids: np.ndarray, first: np.ndarray, name: str, listname: str, records: list) -> None:
+    """Refuses a ground truth's image or category ids that mix ids below 2**63 with ids of 2**63 or more
+    where one of the latter is no float64: pycocotools' ``np.unique`` of such a mix is a float64 array, whose
+    rounded ids match no record (their images, or categories, are left out of its evaluation), which deteval
+    does not mimic. Where every id is a float64 exactly, the rounding changes none and the ids match."""
+    inexact = next((k for k, v in enumerate(ids.tolist()) if float(v) != v), None)
+    if inexact is None:
+        return
+    i = int(first[inexact])
+    rule = (
+        f"id {int(ids[inexact])} beside ids below 2**63 is rounded by pycocotools (its np.unique of such ids is "
+        "float64, and the rounded id matches no annotation); deteval does not score such ids"
+    )
+    raise InputError(name, _record(listname, i, records[i]), rule)
+
+
 def _id_table(
     records: list, name: str, listname: str, unique: bool, strict: bool = False, note: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique ids of ``records`` and, per sorted id, the first record's index."""
     ids = _ids(_column(records, "id", name, listname), name, listname, "id", records, strict, note)
     sorted_ids, first = np.unique(ids, return_index=True)
+    if sorted_ids.dtype.kind == "u" and sorted_ids[0] < 2**63:
+        _rounded_mix(sorted_ids, first, name, listname, records)
     if unique and len(sorted_ids) != len(ids):
         seen: dict = {}
         for i, v in enumerate(ids.tolist()):

@@ -81,7 +81,9 @@ def _image_rank(gt: GroundTruth, image_order: Sequence | np.ndarray | None) -> n
     ids = np.asarray(list(image_order) if not isinstance(image_order, np.ndarray) else image_order)
     if ids.dtype.kind not in "iuU":
         raise ValueError(f"image_order must hold image ids (integers or strings), got dtype {ids.dtype}")
-    idx, found = gt.images.lookup(ids.astype(np.int64) if ids.dtype.kind in "iu" else ids)
+    # uint64 as it is: ids past 2**63 would wrap in int64 (lookup compares int64 and uint64 as integers)
+    wide = ids.dtype.kind == "u" and ids.dtype.itemsize == 8
+    idx, found = gt.images.lookup(ids.astype(np.int64) if ids.dtype.kind in "iu" and not wide else ids)
     if not found.all():
         raise ValueError(f"image_order: {ids[int(np.argmin(found))]!r} is not an image of the ground truth")
     first = np.zeros(n, bool)

@@ -64,3 +64,32 @@ def test_sorted_unique_is_np_unique(base, offsets, dtype, order):
 def test_sorted_unique_of_other_kinds():
     for values in (np.array([3.0, 1.0, 3.0, -0.0]), np.array(["b", "a", "b"]), np.zeros(0, np.int64), np.array([7])):
         assert np.unique(values).tolist() == sorted_unique(values).tolist()
+
+
+_I64 = np.iinfo(np.int64)
+_WIDE = [0, 1, 2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1]  # the ends of int64 and uint64
+
+
+def _as_array(values: list) -> np.ndarray:
+    """int64 where every value fits, else uint64 (ids past 2**63, as the readers store them)."""
+    return np.array(values, np.int64 if all(_I64.min <= v <= _I64.max for v in values) else np.uint64)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    ids=st.sets(st.integers(0, 2**64 - 1) | st.sampled_from(_WIDE), min_size=1, max_size=30),
+    extra=st.lists(st.integers(-(2**63), 2**64 - 1) | st.sampled_from([*_WIDE, -1, _I64.min]), max_size=40),
+)
+def test_lookup_of_int64_beside_uint64_matches_a_dict(ids, extra):
+    """Ids past 2**63 in one column only: int64 queries among uint64 ids and the reverse compare as the integers
+    they are (no wrap-around: -1 is not 2**64-1, 2**64-1 not -1)."""
+    table = IdTable(_as_array(sorted(ids)))
+    index = {v: i for i, v in enumerate(sorted(ids))}
+    for part in ([v for v in extra if v >= 0], [v for v in extra if v < 2**63], [*ids, *extra]):
+        try:
+            values = _as_array(part)
+        except OverflowError:  # negative beside past 2**63: no 64-bit column
+            continue
+        pos, found = table.lookup(values)
+        assert found.tolist() == [v in index for v in part]
+        assert pos[found].tolist() == [index[v] for v in part if v in index]
