@@ -15,6 +15,7 @@ __all__ = ["Option", "Protocol", "available", "get"]
 
 # name -> "module:object"
 _REGISTRY: dict[str, str] = {
+    "citypersons": "deteval.protocols.citypersons:CITYPERSONS",
     "coco": "deteval.protocols.coco:COCO",
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
     "lvis": "deteval.protocols.lvis:LVIS",
