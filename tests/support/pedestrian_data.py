@@ -65,3 +65,56 @@ def citypersons_case(seed: int, n_images: int = 12, scale: int = 8) -> tuple[dic
                             "score": score})
     return {"images": images, "categories": [{"id": c, "name": str(c)} for c in (0, 1, 2)],
             "annotations": anns}, results
+
+
+JI_EDGE_SCORES = [0.1, 0.2, 0.30000000000000004, 0.3, 0.5, 0.7000000000000001, 0.8, 0.9, 0.0, 0.30000000000000010]
+
+
+def crowdhuman_case(seed: int, n_images: int = 10, scale: int = 12, complete: bool = True) -> tuple[list, list]:
+    """(ground-truth records, prediction records) in ODGT form: crowds, boxes beyond the image, mask regions
+    with and without the ignore flag, 'background' tags, images with only ignore regions or no detections,
+    scores on and a hair above the JI thresholds. ``complete``: every image has boxes and a predictions line
+    (what the reference needs to run)."""
+    rng = np.random.default_rng(seed)
+    gts, dts = [], []
+    for i in range(n_images):
+        W, H = int(rng.integers(300, 900)), int(rng.integers(300, 900))
+        boxes = []
+        n = int(rng.integers(1 if complete else 0, scale))
+        cx, cy = float(rng.uniform(0, W)), float(rng.uniform(0, H))
+        for _ in range(n):
+            w = float(rng.integers(8, 160))
+            h = w * float(rng.uniform(1.5, 3.0))
+            x = cx + float(rng.normal(0, W / 6)) - w / 2  # a crowd around (cx, cy), beyond the image at times
+            y = cy + float(rng.normal(0, H / 6)) - h / 2
+            fbox = [round(x), round(y), round(w), round(h)] if rng.random() < 0.7 else [x, y, w, h]
+            tag = str(rng.choice(["person"] * 8 + ["mask", "background"]))
+            rb = {"tag": tag, "fbox": fbox, "vbox": fbox, "hbox": [fbox[0], fbox[1], fbox[2], fbox[2]]}
+            r = rng.random()
+            if r < 0.1:
+                rb["extra"] = {"ignore": 1}
+            elif r < 0.5:
+                rb["extra"] = {"ignore": 0}
+            boxes.append(rb)
+        ID = f"img{int(rng.integers(1e6)):06d}_{i}"
+        gts.append({"ID": ID, "width": W, "height": H, "gtboxes": boxes})
+        if not complete and rng.random() < 0.15:
+            continue
+        det = []
+        for _ in range(int(rng.integers(0, scale * 2))):
+            if boxes and rng.random() < 0.7:
+                g = boxes[int(rng.integers(len(boxes)))]["fbox"]
+                j = rng.normal(0, 0.12, 4) * [g[2], g[3], g[2], g[3]]
+                box = [g[0] + j[0], g[1] + j[1], max(g[2] + j[2], 1.0), max(g[3] + j[3], 1.0)]
+                if rng.random() < 0.15:
+                    box = [g[0], g[1], g[2], g[3] / 2 * (1 + 1e-6)]  # IoU about 0.5
+                if rng.random() < 0.1:
+                    box = list(g)
+            else:
+                w = float(rng.uniform(5, 150))
+                box = [float(rng.uniform(-50, W)), float(rng.uniform(-50, H)), w, w * 2]
+            s = float(rng.choice(JI_EDGE_SCORES)) if rng.random() < 0.3 else float(rng.random())
+            det.append({"box": box, "score": s, "tag": 1})
+        dts.append({"ID": ID, "dtboxes": det})
+    rng.shuffle(dts)
+    return gts, dts
