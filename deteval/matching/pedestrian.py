@@ -226,7 +226,9 @@ def _max_weight_matches(w):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _jaccard(gt_boxes, gt_tag, gt_start, dt_boxes, dt_score, dt_start, score_thr, thr, k_out, m_out, n_out):  # pragma: no cover
+def _jaccard(
+    gt_boxes, gt_tag, gt_start, dt_boxes, dt_score, dt_start, score_thr, thr, k_out, m_out, n_out
+):  # pragma: no cover
     for im in range(len(gt_start) - 1):
         g0, g1 = gt_start[im], gt_start[im + 1]
         d0, d1 = dt_start[im], dt_start[im + 1]
