@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
+from deteval.io.json_source import parse_json
 from deteval.types import Detections, GroundTruth, IdTable
 
 PERSON_CLASSES = ("background", "person")
@@ -36,35 +37,49 @@ def _records(source: Any, what: str) -> tuple[list, str]:
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
         try:
-            with open(source, encoding="utf-8") as f:
-                lines = f.read().splitlines()
+            with open(source, "rb") as f:
+                raw = f.read()
         except OSError as exc:
             raise InputError(name, None, f"cannot read: {exc.strerror}") from None
-        out = []
-        for i, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(name, f"line {i + 1}", f"not JSON: {exc.msg}") from None
-        return out, name
+        lines = [line for line in raw.splitlines() if line.strip()]
+        try:  # one parse of all lines as a list (orjson where installed)
+            return parse_json(b"[" + b",".join(lines) + b"]", name), name
+        except InputError:
+            pass
+        for i, line in enumerate(raw.splitlines()):  # name the bad line
+            if line.strip():
+                try:
+                    json.loads(line)
+                except ValueError as exc:
+                    raise InputError(name, f"line {i + 1}", f"not JSON: {getattr(exc, 'msg', exc)}") from None
+        raise InputError(name, None, "malformed JSON lines")
     if isinstance(source, list):
         return source, f"<{what}>"
     raise InputError(what, None, f"expected an ODGT path or a list of records, got {type(source).__name__}")
 
 
-def _box(rb: Any, key: str, name: str, where: str) -> list:
-    b = rb.get(key) if isinstance(rb, dict) else None
-    if not isinstance(b, list) or len(b) != 4 or not all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in b
-    ):
-        raise InputError(name, where, f"{key} must be a list of 4 finite numbers, got {b!r}")
-    return b
+def _numbers(values: list, width: int | None, key: str, name: str, where: Any) -> np.ndarray:
+    """float64 (n, width) or (n,) of finite numbers; the first bad value named (``where(i)``) otherwise."""
+    try:
+        arr = np.array(values)
+        ok = arr.dtype.kind in "iuf" and arr.shape == ((len(values), width) if width else (len(values),))
+        ok = ok and bool(np.isfinite(arr).all())
+    except (ValueError, TypeError):
+        ok = False
+    if ok:
+        return arr.astype(np.float64).reshape((len(values), width) if width else (len(values),))
+    for i, v in enumerate(values):
+        items = v if width and isinstance(v, list) and len(v) == width else ([v] if not width else None)
+        if items is None or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in items
+        ):
+            shape = f"a list of {width} finite numbers" if width else "a finite number"
+            raise InputError(name, where(i), f"{key} must be {shape}, got {v!r}")
+    raise InputError(name, None, f"{key} values are not numeric")
 
 
-def _xyxy(rows: list) -> np.ndarray:
-    boxes = np.array(rows, dtype=np.float64).reshape(-1, 4)
+def _xyxy(boxes: np.ndarray) -> np.ndarray:
+    boxes = boxes.reshape(-1, 4).copy()
     boxes[:, 2:4] += boxes[:, :2]  # the reference's x + w, y + h
     return boxes
 
@@ -90,12 +105,14 @@ def load_odgt_gt(source: Any, box: str = "fbox") -> CrowdGroundTruth:
                     height=np.array([by_id[k][1]["height"] for k in ids], np.float64),
                     width=np.array([by_id[k][1]["width"] for k in ids], np.float64),
                     file_rank=np.argsort(np.argsort([first[k] for k in ids], kind="stable")).astype(np.int64))
-    image, rows, tags = [], [], []
+    image, rows, tags, places = [], [], [], []
     for idx, k in enumerate(ids):
         line, r = by_id[k]
         for j, rb in enumerate(r.get("gtboxes", [])):
-            where = f"line {line + 1} (ID={k!r}) gtboxes[{j}]"
-            rows.append(_box(rb, box, name, where))
+            if not isinstance(rb, dict):
+                raise InputError(name, f"line {line + 1} (ID={k!r}) gtboxes[{j}]", "expected an object")
+            rows.append(rb.get(box))
+            places.append((line, k, j))
             if box == "hbox":  # the reference's head tag: any listed class is a person; head_attr.ignore too
                 tag = 1 if rb.get("tag") in PERSON_CLASSES else -1
                 head = rb.get("head_attr")
@@ -108,10 +125,12 @@ def load_odgt_gt(source: Any, box: str = "fbox") -> CrowdGroundTruth:
                 tag = -1
             tags.append(tag)
             image.append(idx)
+    where = lambda i: "line {} (ID={!r}) gtboxes[{}]".format(places[i][0] + 1, *places[i][1:])  # noqa: E731
+    boxes = _numbers(rows, 4, box, name, where)
     n = len(rows)
     tag = np.array(tags, np.int8)
     return CrowdGroundTruth(
-        image=np.array(image, np.int32), category=np.zeros(n, np.int32), boxes=_xyxy(rows), area=np.zeros(n),
+        image=np.array(image, np.int32), category=np.zeros(n, np.int32), boxes=_xyxy(boxes), area=np.zeros(n),
         crowd=np.zeros(n, bool), ignore=tag == -1, difficult=np.zeros(n, bool), ann_id=np.arange(n, dtype=np.int64),
         images=table, categories=IdTable(np.array([1], np.int64), names=["person"]), box_format="xyxy",
         source=name, tag=tag,
@@ -129,21 +148,25 @@ def load_odgt_dets(source: Any, gt: CrowdGroundTruth, box: str = "box") -> Detec
         if not isinstance(r.get("dtboxes"), list):
             raise InputError(name, f"line {i + 1} (ID={r['ID']!r})", "dtboxes must be a list")
         by_id[r["ID"]] = (i, r)
-    image, rows, score = [], [], []
-    for k in by_id:
-        found = gt.images.lookup(np.array([k]))
+    keys = list(by_id)
+    idx, found = gt.images.lookup(np.array(keys, dtype=str) if keys else np.array([], dtype=str))
+    if not found.all():
+        k = keys[int(np.argmin(found))]
+        raise InputError(name, f"line {by_id[k][0] + 1}", f"ID {k!r} is not an image of the ground truth ({gt.source})")
+    image, rows, score, places = [], [], [], []
+    for i, k in enumerate(keys):
         line, r = by_id[k]
-        if not found[1][0]:
-            raise InputError(name, f"line {line + 1}", f"ID {k!r} is not an image of the ground truth ({gt.source})")
-        idx = int(found[0][0])
-        for j, rb in enumerate(r["dtboxes"]):
-            where = f"line {line + 1} (ID={k!r}) dtboxes[{j}]"
-            rows.append(_box(rb, box, name, where))
-            s = rb.get("score")
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not np.isfinite(s):
-                raise InputError(name, where, f"score must be a finite number, got {s!r}")
-            score.append(s)
-            image.append(idx)
+        dtb = r["dtboxes"]
+        for j, rb in enumerate(dtb):
+            if not isinstance(rb, dict):
+                raise InputError(name, f"line {line + 1} (ID={k!r}) dtboxes[{j}]", "expected an object")
+            rows.append(rb.get(box))
+            score.append(rb.get("score"))
+        places.extend((line, k, j) for j in range(len(dtb)))
+        image.extend([int(idx[i])] * len(dtb))
+    where = lambda i: "line {} (ID={!r}) dtboxes[{}]".format(places[i][0] + 1, *places[i][1:])  # noqa: E731
+    boxes = _numbers(rows, 4, box, name, where)
+    scores = _numbers(score, None, "score", name, where)
     n = len(rows)
-    return Detections(image=np.array(image, np.int32), category=np.zeros(n, np.int32), boxes=_xyxy(rows),
-                      score=np.array(score, np.float64), area=np.zeros(n), box_format="xyxy", source=name)
+    return Detections(image=np.array(image, np.int32), category=np.zeros(n, np.int32), boxes=_xyxy(boxes),
+                      score=scores, area=np.zeros(n), box_format="xyxy", source=name)
