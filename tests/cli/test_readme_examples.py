@@ -60,6 +60,10 @@ INPUTS: dict[str, Path | None] = {
     "oid_labels.csv": DATA_DIR / "openimages" / "expansion_labels.csv",
     "oid_hierarchy.json": DATA_DIR / "openimages" / "expansion_hierarchy.json",
     "oid_classes.csv": DATA_DIR / "openimages" / "expansion_classes.csv",
+    "val_gt.json": DATA_DIR / "pedestrian" / "citypersons_gt.json",
+    "citypersons_results.json": DATA_DIR / "pedestrian" / "citypersons_results.json",
+    "annotation_val.odgt": DATA_DIR / "pedestrian" / "crowdhuman_gt.odgt",
+    "preds.odgt": DATA_DIR / "pedestrian" / "crowdhuman_preds.odgt",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
