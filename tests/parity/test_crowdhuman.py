@@ -95,3 +95,16 @@ def test_cli_and_bad_input(tmp_path, capsys):
     with pytest.raises(InputError, match="fbox"):
         deteval.evaluate([], [{"ID": "a", "width": 9, "height": 9, "gtboxes": [{"tag": "person"}]}],
                          protocol="crowdhuman")
+
+
+def test_head_boxes_use_the_head_tags():
+    # --box hbox: 'background' is a person; head_attr.ignore makes a box an ignore region
+    gts = [{"ID": "a", "width": 1000, "height": 1000, "gtboxes": [
+        {"tag": "background", "fbox": [0, 0, 10, 10], "hbox": [0, 0, 100, 100]},
+        {"tag": "person", "fbox": [0, 0, 10, 10], "hbox": [300, 0, 100, 100], "head_attr": {"ignore": 1}},
+    ]}]
+    dts = _dt([[0, 0, 100, 100], [300, 0, 100, 100]], [0.9, 0.8])
+    r = deteval.evaluate(dts, gts, protocol="crowdhuman", box="hbox")
+    assert r.stats["JI"] == 1 / (1 + 1 - 1 + 1e-6)  # one match; the second detection dropped in the region
+    assert r.stats["AP"] == 0.0 and r.stats["MR"] == 0.0  # one TP only: no trapezoid; recall 1: MR 0
+    assert deteval.evaluate(dts, gts, protocol="crowdhuman").stats["JI"] == 0.0  # fbox: nothing overlaps
