@@ -138,3 +138,15 @@ def test_bad_input():
         deteval.evaluate([], gt, protocol="citypersons")
     with pytest.raises(InputError, match="streaming"):
         protocols.get("citypersons").streaming()
+
+
+def test_no_person_category_and_unlisted_images():
+    gt = _gt([{"bbox": [0, 0, 40, 100]}])
+    gt["categories"] = [{"id": 2, "name": "rider"}]
+    gt["annotations"][0]["category_id"] = 2
+    assert set(_mr(gt, []).stats.values()) == {-1.0}
+    gt = _gt([{"bbox": [0, 0, 40, 100]}, {"bbox": [0, 0, 40, 100]}])
+    gt["annotations"][1]["image_id"] = 99  # not in images: the reference never reads it
+    with pytest.warns(deteval.DetevalWarning, match="not in images"):
+        stats = _mr(gt, [_det([0, 0, 40, 100], 0.9)]).stats
+    assert stats["Reasonable"] == 0.0
