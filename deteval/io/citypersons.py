@@ -86,7 +86,7 @@ def citypersons_gt_of_json(data: Any, name: str) -> PedestrianGroundTruth:
                 raise InputError(name, _record(i, a), f"{key} must be a finite number, got {v!r}")
             col[i] = v
         flag = a.get("ignore", 0)
-        if flag not in (0, 1) or isinstance(flag, float) and flag != int(flag):
+        if isinstance(flag, (list, dict)) or flag not in (0, 1):  # 0, 1, 0.0, 1.0, false, true
             raise InputError(name, _record(i, a), f"ignore must be 0 or 1, got {flag!r}")
         ignore[i] = bool(flag)
     image, found = img_table.lookup(image_id)
