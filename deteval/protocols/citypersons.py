@@ -30,6 +30,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Protocol
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth
 
@@ -98,6 +99,46 @@ def log_average_miss_rate(recall_points: np.ndarray) -> float:
         return float(np.exp(np.mean(np.log(1 - np.asarray(recall_points, np.float64)))))
 
 
+@dataclass(frozen=True, eq=False)
+class CityPersonsReplay(ReplayRecord):
+    """What re-ranking a resample or a slice of the images needs, per setup: the scored detections grouped by
+    image (dense index order; by descending score, stable, within one), each image's offsets into them and
+    its count of positives."""
+
+    outcome: tuple[np.ndarray, ...]  # per setup, int8 (D,)
+    score: tuple[np.ndarray, ...]  # per setup, float64 (D,)
+    offsets: tuple[np.ndarray, ...]  # per setup, int64 (I + 1,)
+    npos: tuple[np.ndarray, ...]  # per setup, int64 (I,)
+    has_person: bool
+    image_ids: np.ndarray
+    file_order: np.ndarray
+
+
+class CityPersonsReplayStats(Replay):
+    """The four MRs of a draw of images, as evaluating the materialised dataset gives them: a bootstrap's
+    images renumbered in draw order (the reference concatenates images by id), a slice's in id order; the
+    FPPI's denominator the draw's length."""
+
+    def build_index(self) -> CityPersonsReplay:
+        return self.record
+
+    def replicate(self, index: CityPersonsReplay, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        draw = np.asarray(draw, np.int64)
+        if not by_draw:
+            draw = np.sort(draw)
+        out = []
+        for outcome, score, offsets, npos_img in zip(index.outcome, index.score, index.offsets, index.npos):
+            npos = int(npos_img[draw].sum())
+            if npos == 0 or not index.has_person:
+                out.append(-1.0)
+                continue
+            starts, counts = offsets[draw], offsets[draw + 1] - offsets[draw]
+            rows = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+            q, _, _ = miss_rate_points(outcome[rows], score[rows], None, npos, len(draw))
+            out.append(log_average_miss_rate(q))
+        return out
+
+
 class CityPersonsProtocol(Protocol):
     """CityPersons MR^-2 (``eval_MR_multisetup.py``): four setups, one number each."""
 
@@ -151,7 +192,8 @@ class CityPersonsProtocol(Protocol):
                                     params.iou_thr)
             out.append(dict(setup=label, height=(hlo, hhi), visibility=(vlo, vhi), outcome=outcome,
                             score=preds.score[ds], image=preds.image[ds], npos=int((~gi).sum()),
-                            has_person=person >= 0, n_images=n_images))
+                            has_person=person >= 0, n_images=n_images, dt_start=dt_start,
+                            npos_image=np.bincount(gt.image[gs][~gi], minlength=n_images)))
         return out
 
     def reduce(self, matches: list[dict[str, Any]], gt: GroundTruth, params: CityPersonsParams) -> EvalResult:
@@ -168,7 +210,16 @@ class CityPersonsProtocol(Protocol):
             rows.append(dict(setup=m["setup"], height=list(m["height"]), visibility=list(m["visibility"]),
                              MR=mr, npos=npos, ndet=int((m["outcome"] != -1).sum()),
                              recall_at_fppi=None if q is None else q.tolist()))
-        return EvalResult(protocol=self.name, iou_type="bbox", stats=stats, per_class=rows, params=params.to_dict())
+        replay = CityPersonsReplay(
+            outcome=tuple(m["outcome"] for m in matches), score=tuple(m["score"] for m in matches),
+            offsets=tuple(m["dt_start"] for m in matches), npos=tuple(m["npos_image"] for m in matches),
+            has_person=bool(matches[0]["has_person"]), image_ids=gt.images.ids, file_order=gt.images.file_order(),
+        )
+        return EvalResult(protocol=self.name, iou_type="bbox", stats=stats, per_class=rows, params=params.to_dict(),
+                          replay=replay)
+
+    def replay(self, result: EvalResult) -> CityPersonsReplayStats:
+        return CityPersonsReplayStats(kept_replay(result))
 
     def summarize(self, result: EvalResult, params: CityPersonsParams) -> list[str]:
         lines = []

@@ -150,3 +150,41 @@ def test_no_person_category_and_unlisted_images():
     with pytest.warns(deteval.DetevalWarning, match="not in images"):
         stats = _mr(gt, [_det([0, 0, 40, 100], 0.9)]).stats
     assert stats["Reasonable"] == 0.0
+
+
+def _materialised(gt, res, draw, by_draw=True):
+    """The dataset of the images ``draw`` (indices into the sorted image ids): a bootstrap's renumbered
+    1..n in draw order, a slice's keeping its ids."""
+    ids = sorted(im["id"] for im in gt["images"])
+    images, anns, dets, next_id = [], [], [], 1
+    for pos, i in enumerate(draw):
+        new = pos + 1 if by_draw else ids[i]
+        images.append({"id": new})
+        for a in gt["annotations"]:
+            if a["image_id"] == ids[i]:
+                anns.append({**a, "image_id": new, "id": next_id})
+                next_id += 1
+        dets += [{**r, "image_id": new} for r in res if r["image_id"] == ids[i]]
+    return {"images": images, "categories": gt["categories"], "annotations": anns}, dets
+
+
+@pytest.mark.filterwarnings("ignore::deteval.DetevalWarning")
+@pytest.mark.parametrize("seed", range(6))
+def test_replay_equals_evaluating_the_materialised_dataset(seed):
+    gt, res = citypersons_case(seed, n_images=10, scale=8)
+    for a in gt["annotations"]:
+        a["id"] += 1  # no id 0: the materialised copies are renumbered
+    result = _mr(gt, res)
+    replay = protocols.get("citypersons").replay(result)
+    fn = replay.replicate_fn()
+    assert fn(np.arange(10)) == list(result.stats.values())
+    draw = np.random.default_rng(seed).integers(0, 10, 10)
+    assert fn(draw) == citypersons_mr(*_materialised(gt, res, draw))
+    part = np.array([1, 4, 5, 8])
+    assert replay.replicate_fn(by_draw=False)(part) == citypersons_mr(*_materialised(gt, res, part, False))
+
+
+def test_bootstrap_runs():
+    gt, res = citypersons_case(2, n_images=12, scale=8)
+    ci = deteval.bootstrap(deteval.evaluate(res, gt, protocol="citypersons"), n=20)
+    assert ci is not None
