@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.io.json_source import parse_json
+from deteval.io.json_source import parse_json, read_bytes
 from deteval.types import Detections, GroundTruth, IdTable
 
 PERSON_CLASSES = ("background", "person")
@@ -36,11 +36,8 @@ class CrowdGroundTruth(GroundTruth):
 def _records(source: Any, what: str) -> tuple[list, str]:
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
-        try:
-            with open(source, "rb") as f:
-                raw = f.read()
-        except OSError as exc:
-            raise InputError(name, None, f"cannot read: {exc.strerror}") from None
+        raw = read_bytes(source, what)  # the one bounded reader (errors name the file)
+        raw = raw if isinstance(raw, bytes) else raw[:]
         lines = [line for line in raw.splitlines() if line.strip()]
         try:  # one parse of all lines as a list (orjson where installed)
             return parse_json(b"[" + b",".join(lines) + b"]", name), name
