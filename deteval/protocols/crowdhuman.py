@@ -33,6 +33,7 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.result import EvalResult
 from deteval.types import Detections, GroundTruth
 
@@ -95,6 +96,49 @@ def ap_mr(outcome: np.ndarray, npos: int, n_images: int) -> tuple[float, float]:
     return ap, mr
 
 
+def ji_of(ratio: np.ndarray, valid: np.ndarray) -> float:
+    """The mean ratio over the images with any box (``np.sum`` in the given order), -1 where there are none."""
+    img_num = int(valid.sum())
+    return float(np.sum(ratio) / img_num) if img_num else -1.0
+
+
+@dataclass(frozen=True, eq=False)
+class CrowdHumanReplay(ReplayRecord):
+    """What re-ranking a resample or a slice of the images needs: the detections' outcomes grouped by image
+    (in the ground truth's file order; by descending score, stable, within one) with each place's offsets,
+    each image's positives, and each image's JI ratio and validity at every score threshold."""
+
+    outcome: np.ndarray  # int8 (D,)
+    score: np.ndarray  # float64 (D,)
+    offsets: np.ndarray  # int64 (I + 1,), by place in the file
+    place: np.ndarray  # int64 (I,): each dense image's place in the file
+    npos: np.ndarray  # int64 (I,)
+    ratio: np.ndarray  # float64 (10, I)
+    valid: np.ndarray  # bool (10, I)
+    image_ids: np.ndarray
+    file_order: np.ndarray
+
+
+class CrowdHumanReplayStats(Replay):
+    """AP, MR and JI of a draw of images, as evaluating the materialised dataset gives them: a bootstrap's
+    images in draw order (the reference walks images in file order), a slice's in file order."""
+
+    def build_index(self) -> CrowdHumanReplay:
+        return self.record
+
+    def replicate(self, index: CrowdHumanReplay, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        draw = np.asarray(draw, np.int64)
+        if not by_draw:
+            draw = draw[np.argsort(index.place[draw], kind="stable")]
+        p = index.place[draw]
+        starts, counts = index.offsets[p], index.offsets[p + 1] - index.offsets[p]
+        rows = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        order = np.argsort(-index.score[rows], kind="stable")
+        ap, mr = ap_mr(index.outcome[rows][order], int(index.npos[draw].sum()), len(draw))
+        ji = max(ji_of(index.ratio[t, draw], index.valid[t, draw]) for t in range(len(JI_THRESHOLDS)))
+        return [ap, mr, ji]
+
+
 class CrowdHumanProtocol(Protocol):
     """CrowdHuman AP / MR^-2 / JI (CrowdDet's evaluation)."""
 
@@ -139,19 +183,36 @@ class CrowdHumanProtocol(Protocol):
         score = preds.score[do]
         order = np.argsort(-score, kind="stable")
         ji = [jaccard_counts(gb, gtag, gt_start, db, score, dt_start, t, params.iou_thr) for t in JI_THRESHOLDS]
-        return dict(outcome=outcome[order], npos=int((gtag != -1).sum()), n_images=n_images, ji=ji)
+        # per image (dense index), for replay: JI's per-image counts come in place order
+        npos_image = np.bincount(gt.image[go][gtag != -1], minlength=n_images)
+        return dict(outcome=outcome[order], npos=int((gtag != -1).sum()), n_images=n_images, ji=ji,
+                    grouped_outcome=outcome, grouped_score=score, offsets=dt_start, place=place,
+                    npos_image=npos_image, images=gt.images)
 
     def reduce(self, matches: dict[str, Any], gt: GroundTruth, params: CrowdHumanParams) -> EvalResult:
         ap, mr = ap_mr(matches["outcome"], matches["npos"], matches["n_images"])
         rows = []
+        ratios, valids = [], []
         for t, (k, m, n) in zip(JI_THRESHOLDS, matches["ji"]):
-            ratio = k / (m + n - k + 1e-6)
-            img_num = int(((n != 0) | (m != 0)).sum())
-            mean = float(np.sum(ratio) / img_num) if img_num else -1.0
-            rows.append(dict(score_thr=t, JI=mean, valids=int(k.sum()), total=int(n.sum()), gtn=int(m.sum())))
+            ratio = k / (m + n - k + 1e-6)  # per place in the file: the order the mean sums in
+            valid = (n != 0) | (m != 0)
+            ratios.append(ratio)
+            valids.append(valid)
+            rows.append(dict(score_thr=t, JI=ji_of(ratio, valid), valids=int(k.sum()), total=int(n.sum()),
+                             gtn=int(m.sum())))
         ji = max(r["JI"] for r in rows)
+        place = matches["place"]
+        replay = CrowdHumanReplay(
+            outcome=matches["grouped_outcome"], score=matches["grouped_score"], offsets=matches["offsets"],
+            place=place, npos=matches["npos_image"], ratio=np.array(ratios)[:, place].reshape(len(ratios), -1),
+            valid=np.array(valids)[:, place].reshape(len(valids), -1), image_ids=matches["images"].ids,
+            file_order=matches["images"].file_order(),
+        )
         return EvalResult(protocol=self.name, iou_type="bbox", stats={"AP": ap, "MR": mr, "JI": ji}, per_class=rows,
-                          params=params.to_dict())
+                          params=params.to_dict(), replay=replay)
+
+    def replay(self, result: EvalResult) -> CrowdHumanReplayStats:
+        return CrowdHumanReplayStats(kept_replay(result))
 
     def summarize(self, result: EvalResult, params: CrowdHumanParams) -> list[str]:
         lines = [f"score_thr:{r['score_thr']:.1f}, mean_ratio:{r['JI']:.4f}, valids:{r['valids']}, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from support.crowdhuman_oracle import crowdhuman_stats
 from support.pedestrian_data import crowdhuman_case
@@ -108,3 +109,36 @@ def test_head_boxes_use_the_head_tags():
     assert r.stats["JI"] == 1 / (1 + 1 - 1 + 1e-6)  # one match; the second detection dropped in the region
     assert r.stats["AP"] == 0.0 and r.stats["MR"] == 0.0  # one TP only: no trapezoid; recall 1: MR 0
     assert deteval.evaluate(dts, gts, protocol="crowdhuman").stats["JI"] == 0.0  # fbox: nothing overlaps
+
+
+def _materialised(gts, dts, draw, order):
+    """The dataset of the images ``draw`` (dense indices: sorted IDs), records in ``order`` of the draw."""
+    ids = sorted(g["ID"] for g in gts)
+    g_of = {g["ID"]: g for g in gts}
+    d_of = {d["ID"]: d for d in dts}
+    new_g, new_d = [], []
+    for pos in order:
+        old = ids[draw[pos]]
+        new = f"{old}#{pos}"
+        new_g.append({**g_of[old], "ID": new})
+        if old in d_of:
+            new_d.append({**d_of[old], "ID": new})
+    return new_g, new_d
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_replay_equals_evaluating_the_materialised_dataset(seed):
+    from deteval import protocols
+
+    gts, dts = crowdhuman_case(200 + seed, n_images=10, scale=8, complete=seed % 2 == 0)
+    result = deteval.evaluate(dts, gts, protocol="crowdhuman")
+    replay = protocols.get("crowdhuman").replay(result)
+    fn = replay.replicate_fn()
+    assert fn(replay.file_order) == [result.stats["AP"], result.stats["MR"], result.stats["JI"]]
+    draw = np.random.default_rng(seed).integers(0, 10, 10)
+    assert fn(draw) == list(crowdhuman_stats(*_materialised(gts, dts, draw, range(10)))[:3])
+    part = np.array([1, 4, 5, 8])
+    place = np.argsort(replay.file_order)  # each dense image's place in the file
+    in_file = np.argsort(place[part], kind="stable")
+    expect = crowdhuman_stats(*_materialised(gts, dts, part, in_file))[:3]
+    assert replay.replicate_fn(by_draw=False)(part) == list(expect)
