@@ -188,3 +188,11 @@ def test_bootstrap_runs():
     gt, res = citypersons_case(2, n_images=12, scale=8)
     ci = deteval.bootstrap(deteval.evaluate(res, gt, protocol="citypersons"), n=20)
     assert ci is not None
+
+
+def test_compare_runs_on_setups(tmp_path):
+    gt, res = citypersons_case(2, n_images=12, scale=8)
+    a = deteval.evaluate(res, gt, protocol="citypersons")
+    b = deteval.evaluate(res[::2], gt, protocol="citypersons")
+    out = deteval.compare(a, b, n=20)
+    assert out.per_class == []  # setups are not categories: no per-class deltas
