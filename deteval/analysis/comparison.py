@@ -147,11 +147,12 @@ def _defined(ap: float | None) -> bool:
 
 def _per_class_deltas(result_a: EvalResult, result_b: EvalResult) -> list[dict[str, Any]]:
     """Each category's AP in both results and ``b - a``, largest difference first (categories without
-    ground truth, AP -1 or None, left out)."""
-    by_id = {row["category_id"]: row for row in result_b.per_class}
+    ground truth, AP -1 or None, left out; none where the rows are not categories: CityPersons' setups,
+    CrowdHuman's JI thresholds)."""
+    by_id = {row["category_id"]: row for row in result_b.per_class if "category_id" in row}
     rows = []
     for row in result_a.per_class:
-        other = by_id.get(row["category_id"])
+        other = by_id.get(row.get("category_id"))
         if other is None or "AP" not in row or not _defined(row["AP"]) or not _defined(other["AP"]):
             continue
         rows.append({"category_id": row["category_id"], "name": row["name"], "a": row["AP"], "b": other["AP"],

@@ -15,7 +15,9 @@ __all__ = ["Option", "Protocol", "available", "get"]
 
 # name -> "module:object"
 _REGISTRY: dict[str, str] = {
+    "citypersons": "deteval.protocols.citypersons:CITYPERSONS",
     "coco": "deteval.protocols.coco:COCO",
+    "crowdhuman": "deteval.protocols.crowdhuman:CROWDHUMAN",
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
     "lvis": "deteval.protocols.lvis:LVIS",
     "dota": "deteval.protocols.dota:DOTA",

@@ -63,6 +63,10 @@ INPUTS: dict[str, Path | None] = {
     "preds/": DATA_DIR / "yolo_example" / "preds",
     "labels/": DATA_DIR / "yolo_example" / "labels",
     "sizes.json": DATA_DIR / "yolo_example" / "sizes.json",
+    "val_gt.json": DATA_DIR / "pedestrian" / "citypersons_gt.json",
+    "citypersons_results.json": DATA_DIR / "pedestrian" / "citypersons_results.json",
+    "annotation_val.odgt": DATA_DIR / "pedestrian" / "crowdhuman_gt.odgt",
+    "preds.odgt": DATA_DIR / "pedestrian" / "crowdhuman_preds.odgt",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}

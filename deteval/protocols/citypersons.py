@@ -1,0 +1,235 @@
+"""CityPersons: the log-average miss rate (MR^-2) per setup, as the dataset authors' ``eval_MR_multisetup.py``.
+
+Rules (each as the reference's code has it):
+
+* only category id 1 is scored; the images are every image id of the ground truth;
+* setups on the annotation's ``height`` (not ``bbox[3]``) and ``vis_ratio``, bounds inclusive:
+  Reasonable [50, 1e10] x [0.65, 1e10], Reasonable_small [50, 75] x [0.65, 1e10], Reasonable_occ=heavy
+  [50, 1e10] x [0.2, 0.65], All [20, 1e10] x [0.2, 1e10]; ground truth outside is ignored, as is one
+  whose ``ignore`` is 1;
+* per image, detections by descending score (stable), the first ``max_dets`` kept, then those with
+  ``bbox[3]`` in ``[lo / 1.25, hi * 1.25)``; matched by :func:`deteval.matching.pedestrian.match_caltech`;
+* all images' kept, unignored detections by descending score (stable, images in id order); FPPI = FP /
+  number of images; recall = TP / unignored ground truth; at each of the literal points 0.0100, 0.0178,
+  0.0316, 0.0562, 0.1000, 0.1778, 0.3162, 0.5623, 1.0000 the recall at the last index with FPPI <= the
+  point, where no such index (-1) reads the final recall; no detection left: recall 0 at every point;
+* MR = ``np.exp(np.mean(np.log(1 - recall)))`` over the 9 points; -1 where the setup has no positives.
+
+Beyond the reference: an empty results list, or images without any detection, are scored (the reference
+crashes on the first); a repeated annotation id is an error (the reference would score its last record twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from deteval.errors import InputError
+from deteval.protocols import presets
+from deteval.protocols.base import Protocol
+from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
+from deteval.result import EvalResult
+from deteval.types import Detections, GroundTruth
+
+PRESET_KEYS = ("iou_thr", "max_dets", "exp_filter")
+# the reference's Params: 1e5 ** 2 is its "no upper bound"
+SETUPS: tuple[tuple[str, tuple[float, float], tuple[float, float]], ...] = (
+    ("Reasonable", (50, 1e5**2), (0.65, 1e5**2)),
+    ("Reasonable_small", (50, 75), (0.65, 1e5**2)),
+    ("Reasonable_occ=heavy", (50, 1e5**2), (0.2, 0.65)),
+    ("All", (20, 1e5**2), (0.2, 1e5**2)),
+)
+# the reference's literal points (not 10 ** np.linspace(-2, 0, 9))
+FPPI_POINTS = np.array([0.0100, 0.0178, 0.0316, 0.0562, 0.1000, 0.1778, 0.3162, 0.5623, 1.0000])
+PERSON = 1  # the category id scored
+
+
+@dataclass(frozen=True)
+class CityPersonsParams:
+    protocol: str = "citypersons"
+    iou_type: str = "bbox"
+    iou_thr: float = 0.5
+    max_dets: int = 1000
+    exp_filter: float = 1.25
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["setups"] = {name: {"height": list(h), "visibility": list(v)} for name, h, v in SETUPS}
+        out["fppi_points"] = FPPI_POINTS.tolist()
+        return out
+
+
+def _checked(values: Mapping[str, Any]) -> CityPersonsParams:
+    thr, max_dets, exp = values.get("iou_thr"), values.get("max_dets"), values.get("exp_filter")
+    if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not 0 < thr <= 1:
+        raise InputError("iou_thr", None, f"must be a number in (0, 1], got {thr!r}")
+    if isinstance(max_dets, bool) or not isinstance(max_dets, int) or max_dets < 1:
+        raise InputError("max_dets", None, f"must be a positive integer, got {max_dets!r}")
+    if isinstance(exp, bool) or not isinstance(exp, (int, float)) or not exp >= 1:
+        raise InputError("exp_filter", None, f"must be a number >= 1, got {exp!r}")
+    return CityPersonsParams(iou_thr=float(thr), max_dets=max_dets, exp_filter=float(exp))
+
+
+def miss_rate_points(outcome: np.ndarray, score: np.ndarray, image: np.ndarray, npos: int, n_images: int,
+                     points: np.ndarray = FPPI_POINTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Recall at each FPPI point, with the curve (fppi, recall): the reference's ``accumulate`` for one setup.
+
+    ``outcome``/``score``/``image``: the kept detections, grouped by image in id order and by descending score
+    within one (the reference's concatenation order, which its stable global sort keeps for ties).
+    """
+    order = np.argsort(-score, kind="mergesort")
+    out = outcome[order]
+    out = out[out != -1]
+    tp = np.cumsum(out == 1).astype(np.float64)
+    fp = np.cumsum(out == 0).astype(np.float64)
+    fppi = fp / n_images
+    recall = tp / npos
+    q = np.zeros(len(points))
+    if len(recall):  # the reference's IndexError on an empty list leaves every point 0
+        q = recall[np.searchsorted(fppi, points, side="right") - 1]
+    return q, fppi, recall
+
+
+def log_average_miss_rate(recall_points: np.ndarray) -> float:
+    """``exp(mean(log(1 - recall)))``, numpy's reduction as the reference's (a plain sum differs in the last bits)."""
+    with np.errstate(divide="ignore"):  # recall 1 at a point: log 0 = -inf, MR 0
+        return float(np.exp(np.mean(np.log(1 - np.asarray(recall_points, np.float64)))))
+
+
+@dataclass(frozen=True, eq=False)
+class CityPersonsReplay(ReplayRecord):
+    """What re-ranking a resample or a slice of the images needs, per setup: the scored detections grouped by
+    image (dense index order; by descending score, stable, within one), each image's offsets into them and
+    its count of positives."""
+
+    outcome: tuple[np.ndarray, ...]  # per setup, int8 (D,)
+    score: tuple[np.ndarray, ...]  # per setup, float64 (D,)
+    offsets: tuple[np.ndarray, ...]  # per setup, int64 (I + 1,)
+    npos: tuple[np.ndarray, ...]  # per setup, int64 (I,)
+    has_person: bool
+    image_ids: np.ndarray
+    file_order: np.ndarray
+
+
+class CityPersonsReplayStats(Replay):
+    """The four MRs of a draw of images, as evaluating the materialised dataset gives them: a bootstrap's
+    images renumbered in draw order (the reference concatenates images by id), a slice's in id order; the
+    FPPI's denominator the draw's length."""
+
+    def build_index(self) -> CityPersonsReplay:
+        return self.record
+
+    def replicate(self, index: CityPersonsReplay, draw: np.ndarray, by_draw: bool = True) -> list[float]:
+        draw = np.asarray(draw, np.int64)
+        if not by_draw:
+            draw = np.sort(draw)
+        out = []
+        for outcome, score, offsets, npos_img in zip(index.outcome, index.score, index.offsets, index.npos):
+            npos = int(npos_img[draw].sum())
+            if npos == 0 or not index.has_person:
+                out.append(-1.0)
+                continue
+            starts, counts = offsets[draw], offsets[draw + 1] - offsets[draw]
+            rows = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+            q, _, _ = miss_rate_points(outcome[rows], score[rows], None, npos, len(draw))
+            out.append(log_average_miss_rate(q))
+        return out
+
+
+class CityPersonsProtocol(Protocol):
+    """CityPersons MR^-2 (``eval_MR_multisetup.py``): four setups, one number each."""
+
+    name = "citypersons"
+    title = "citypersons protocol (CityPersons log-average miss rate, MR^-2)"
+    iou_types = ("bbox",)
+    options = ()
+    preset_name = "citypersons"
+
+    def make_params(self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool,
+                    options: dict[str, Any]) -> CityPersonsParams:
+        return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, _checked)
+
+    def load(self, preds: Any, gt: Any, params: CityPersonsParams) -> tuple[Detections, GroundTruth]:
+        from deteval.io.citypersons import load_citypersons
+
+        dets, truth = load_citypersons(preds, gt)
+        if dets.nan_scores:
+            raise InputError(dets.source, None, "a score is NaN, which the reference's sort places arbitrarily")
+        return dets, truth
+
+    def match(self, preds: Detections, gt: GroundTruth, params: CityPersonsParams) -> list[dict[str, Any]]:
+        from deteval.matching.pedestrian import match_caltech
+
+        height = getattr(gt, "height", None)
+        visibility = getattr(gt, "visibility", None)
+        if height is None or visibility is None:
+            raise InputError(gt.source, None, "CityPersons needs each annotation's height and vis_ratio")
+        n_images = len(gt.images)
+        cat, found = gt.categories.lookup(np.array([PERSON]))
+        person = int(cat[0]) if found[0] else -1
+        g = np.flatnonzero(gt.category == person)
+        d = np.flatnonzero(preds.category == person)
+        # detections: per image by descending score (stable), the first max_dets
+        d = d[np.lexsort((-preds.score[d], preds.image[d]))]
+        d_img = preds.image[d]
+        first = np.searchsorted(d_img, d_img, side="left")
+        d = d[np.arange(len(d)) - first < params.max_dets]
+        d_height = preds.boxes[d, 3]
+        out = []
+        for label, (hlo, hhi), (vlo, vhi) in SETUPS:
+            h, v = height[g], visibility[g]
+            ignored = gt.ignore[g] | (h < hlo) | (h > hhi) | (v < vlo) | (v > vhi)
+            order = np.lexsort((ignored, gt.image[g]))  # per image, unignored first (stable)
+            gs, gi = g[order], ignored[order]
+            keep = (d_height >= hlo / params.exp_filter) & (d_height < hhi * params.exp_filter)
+            ds = d[keep]
+            gt_start = np.searchsorted(gt.image[gs], np.arange(n_images + 1))
+            dt_start = np.searchsorted(preds.image[ds], np.arange(n_images + 1))
+            outcome = match_caltech(gt.boxes[gs], gi, gt.ann_id[gs] == 0, gt_start, preds.boxes[ds], dt_start,
+                                    params.iou_thr)
+            out.append(dict(setup=label, height=(hlo, hhi), visibility=(vlo, vhi), outcome=outcome,
+                            score=preds.score[ds], image=preds.image[ds], npos=int((~gi).sum()),
+                            has_person=person >= 0, n_images=n_images, dt_start=dt_start,
+                            npos_image=np.bincount(gt.image[gs][~gi], minlength=n_images)))
+        return out
+
+    def reduce(self, matches: list[dict[str, Any]], gt: GroundTruth, params: CityPersonsParams) -> EvalResult:
+        stats: dict[str, float] = {}
+        rows = []
+        for m in matches:
+            npos = m["npos"]
+            if npos == 0 or not m["has_person"]:
+                mr, q = -1.0, None
+            else:
+                q, _, _ = miss_rate_points(m["outcome"], m["score"], m["image"], npos, m["n_images"])
+                mr = log_average_miss_rate(q)
+            stats[m["setup"]] = mr
+            rows.append(dict(setup=m["setup"], height=list(m["height"]), visibility=list(m["visibility"]),
+                             MR=mr, npos=npos, ndet=int((m["outcome"] != -1).sum()),
+                             recall_at_fppi=None if q is None else q.tolist()))
+        replay = CityPersonsReplay(
+            outcome=tuple(m["outcome"] for m in matches), score=tuple(m["score"] for m in matches),
+            offsets=tuple(m["dt_start"] for m in matches), npos=tuple(m["npos_image"] for m in matches),
+            has_person=bool(matches[0]["has_person"]), image_ids=gt.images.ids, file_order=gt.images.file_order(),
+        )
+        return EvalResult(protocol=self.name, iou_type="bbox", stats=stats, per_class=rows, params=params.to_dict(),
+                          replay=replay)
+
+    def replay(self, result: EvalResult) -> CityPersonsReplayStats:
+        return CityPersonsReplayStats(kept_replay(result))
+
+    def summarize(self, result: EvalResult, params: CityPersonsParams) -> list[str]:
+        lines = []
+        for row in result.per_class:
+            (hlo, hhi), (vlo, vhi) = row["height"], row["visibility"]
+            mr = row["MR"]
+            value = "   n/a" if mr < 0 else f"{mr * 100:6.2f}%"
+            lines.append(f" Average Miss Rate  (MR) @ {row['setup']:<20} [ IoU={params.iou_thr:0.2f} | "
+                         f"height=[{hlo:0.0f}:{hhi:0.0f}] | visibility=[{vlo:0.2f}:{vhi:0.2f}] ] = {value}")
+        return lines
+
+
+CITYPERSONS = CityPersonsProtocol()

@@ -1,0 +1,120 @@
+"""Generated CityPersons-style inputs built for the reference's quirks (see tests/parity/test_citypersons.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# heights and visibilities on, and a hair either side of, every setup bound
+HEIGHTS = [20, 50, 75, 19.999999, 20.000001, 49.99999, 50.00001, 74.99999, 75.00001, 120, 300]
+VIS = [0.2, 0.65, 0.19999, 0.20001, 0.64999, 0.65001, 1.0, 0.9, 0.4]
+# detection heights at the filter bounds: 50/1.25, 20/1.25, 75*1.25
+DT_HEIGHTS = [16.0, 40.0, 93.75, 15.99, 40.01, 93.74, 93.76]
+
+
+def citypersons_case(seed: int, n_images: int = 12, scale: int = 8) -> tuple[dict, list]:
+    """(ground truth dict, results list): sparse unsorted ids, GT id 0, ``height`` differing from the box,
+    ``iscrowd`` without ``ignore``, ignore regions, empty images, tied scores, near-duplicate boxes."""
+    rng = np.random.default_rng(seed)
+    img_ids = [int(v) for v in rng.choice(10_000, n_images, replace=False)]
+    images = [{"id": i, "height": 1024, "width": 2048} for i in img_ids]
+    anns, results = [], []
+    ann_ids = [int(v) for v in rng.permutation(50_000)[: n_images * scale * 2]]
+    ann_ids[int(rng.integers(len(ann_ids)))] = 0  # a ground truth with id 0
+    k = 0
+    for im in img_ids:
+        if rng.random() < 0.15:
+            continue  # no ground truth here
+        for _ in range(int(rng.integers(0, scale))):
+            h = float(rng.choice(HEIGHTS)) if rng.random() < 0.6 else float(rng.uniform(10, 400))
+            h = int(h) if rng.random() < 0.3 else h
+            x, y = float(rng.integers(0, 400)), float(rng.integers(0, 200))
+            bh = h if rng.random() < 0.7 else h * float(rng.uniform(0.5, 1.5))  # height is not bbox[3]
+            a = {"id": ann_ids[k], "image_id": im, "category_id": int(rng.choice([1, 1, 1, 1, 2, 0])),
+                 "bbox": [x, y, round(bh * 0.41, 2), bh], "height": h,
+                 "vis_ratio": float(rng.choice(VIS)) if rng.random() < 0.6 else float(rng.uniform(0, 1))}
+            r = rng.random()
+            if r < 0.15:
+                a["ignore"] = 1
+            elif r < 0.5:
+                a["ignore"] = 0
+            if rng.random() < 0.2:
+                a["iscrowd"] = 1  # not read
+            anns.append(a)
+            k += 1
+    rng.shuffle(anns)
+    # detections: jittered copies of GT boxes (IoU near 0.5 too), random boxes, tied scores
+    for im in img_ids:
+        mine = [a for a in anns if a["image_id"] == im]
+        n = int(rng.integers(0, scale * 2)) if rng.random() > 0.1 else 0
+        for _ in range(n):
+            if mine and rng.random() < 0.7:
+                g = mine[int(rng.integers(len(mine)))]["bbox"]
+                j = rng.normal(0, 0.15, 4) * [g[2], g[3], g[2], g[3]]
+                box = [g[0] + j[0], g[1] + j[1], max(g[2] + j[2], 1.0), max(g[3] + j[3], 1.0)]
+                if rng.random() < 0.2:  # half-overlapping copy: IoU exactly 1/3 or IoA 0.5
+                    box = [g[0] + g[2] / 2, g[1], g[2], g[3]]
+                if rng.random() < 0.1:
+                    box = list(g)
+            else:
+                w = float(rng.uniform(5, 100))
+                box = [float(rng.uniform(0, 500)), float(rng.uniform(0, 300)), w, w / 0.41]
+            if rng.random() < 0.15:
+                box[3] = float(rng.choice(DT_HEIGHTS))
+            score = float(rng.choice([0.5, 0.9, 0.25])) if rng.random() < 0.3 else float(rng.random())
+            results.append({"image_id": im, "category_id": int(rng.choice([1, 1, 1, 2])), "bbox": box,
+                            "score": score})
+    return {"images": images, "categories": [{"id": c, "name": str(c)} for c in (0, 1, 2)],
+            "annotations": anns}, results
+
+
+JI_EDGE_SCORES = [0.1, 0.2, 0.30000000000000004, 0.3, 0.5, 0.7000000000000001, 0.8, 0.9, 0.0, 0.30000000000000010]
+
+
+def crowdhuman_case(seed: int, n_images: int = 10, scale: int = 12, complete: bool = True) -> tuple[list, list]:
+    """(ground-truth records, prediction records) in ODGT form: crowds, boxes beyond the image, mask regions
+    with and without the ignore flag, 'background' tags, images with only ignore regions or no detections,
+    scores on and a hair above the JI thresholds. ``complete``: every image has boxes and a predictions line
+    (what the reference needs to run)."""
+    rng = np.random.default_rng(seed)
+    gts, dts = [], []
+    for i in range(n_images):
+        W, H = int(rng.integers(300, 900)), int(rng.integers(300, 900))
+        boxes = []
+        n = int(rng.integers(1 if complete else 0, scale))
+        cx, cy = float(rng.uniform(0, W)), float(rng.uniform(0, H))
+        for _ in range(n):
+            w = float(rng.integers(8, 160))
+            h = w * float(rng.uniform(1.5, 3.0))
+            x = cx + float(rng.normal(0, W / 6)) - w / 2  # a crowd around (cx, cy), beyond the image at times
+            y = cy + float(rng.normal(0, H / 6)) - h / 2
+            fbox = [round(x), round(y), round(w), round(h)] if rng.random() < 0.7 else [x, y, w, h]
+            tag = str(rng.choice(["person"] * 8 + ["mask", "background"]))
+            rb = {"tag": tag, "fbox": fbox, "vbox": fbox, "hbox": [fbox[0], fbox[1], fbox[2], fbox[2]]}
+            r = rng.random()
+            if r < 0.1:
+                rb["extra"] = {"ignore": 1}
+            elif r < 0.5:
+                rb["extra"] = {"ignore": 0}
+            boxes.append(rb)
+        ID = f"img{int(rng.integers(1e6)):06d}_{i}"
+        gts.append({"ID": ID, "width": W, "height": H, "gtboxes": boxes})
+        if not complete and rng.random() < 0.15:
+            continue
+        det = []
+        for _ in range(int(rng.integers(0, scale * 2))):
+            if boxes and rng.random() < 0.7:
+                g = boxes[int(rng.integers(len(boxes)))]["fbox"]
+                j = rng.normal(0, 0.12, 4) * [g[2], g[3], g[2], g[3]]
+                box = [g[0] + j[0], g[1] + j[1], max(g[2] + j[2], 1.0), max(g[3] + j[3], 1.0)]
+                if rng.random() < 0.15:
+                    box = [g[0], g[1], g[2], g[3] / 2 * (1 + 1e-6)]  # IoU about 0.5
+                if rng.random() < 0.1:
+                    box = list(g)
+            else:
+                w = float(rng.uniform(5, 150))
+                box = [float(rng.uniform(-50, W)), float(rng.uniform(-50, H)), w, w * 2]
+            s = float(rng.choice(JI_EDGE_SCORES)) if rng.random() < 0.3 else float(rng.random())
+            det.append({"box": box, "score": s, "tag": 1})
+        dts.append({"ID": ID, "dtboxes": det})
+    rng.shuffle(dts)
+    return gts, dts
