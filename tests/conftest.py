@@ -44,6 +44,20 @@ settings.register_profile("thorough", max_examples=3000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 
+@pytest.fixture(autouse=True)
+def _no_compile_notice(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's once-per-machine compile notice (tests/cli/test_compile_notice.py tests it) kept out
+    of the other tests' stderr: whichever in-process run first compiles a kernel would print it, so a test's
+    count of its own lines would depend on the order tests run in and on the cache."""
+    if request.module.__name__.rsplit(".", 1)[-1] == "test_compile_notice":
+        return
+    import contextlib
+
+    import deteval.cli
+
+    monkeypatch.setattr(deteval.cli, "_compile_notice", lambda progress, enabled: contextlib.nullcontext())
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):

@@ -135,7 +135,8 @@ def check_state(state: Any, what: str = "state") -> EvaluatorState:
             raise InputError(what, name, f"has {len(getattr(state, name))} rows, cat_label {p}")
     if n and (state.det_image.min() < 0 or state.det_image.max() >= i):
         raise InputError(what, "det_image", f"indexes images outside 0..{i - 1}")
-    if n and not np.isin(state.det_state, (0, 1, 2)).all():
+    outcomes = _outcome_columns(state.config)
+    if n and not np.isin(state.det_state[:, :outcomes], (0, 1, 2)).all():
         raise InputError(what, "det_state", "holds outcomes other than 0 (FP), 1 (TP) and 2 (ignored)")
     values = state.image_values
     if values is not None and (not isinstance(values, np.ndarray) or values.ndim != 2 or len(values) != i):
@@ -206,6 +207,14 @@ def _concat_values(states: list[EvaluatorState]) -> np.ndarray | None:
 
 def _describe(config: tuple) -> str:
     return ", ".join(f"{k}={v}" for k, v in config)
+
+
+def _outcome_columns(config: tuple) -> int | None:
+    """The leading ``det_state`` columns of outcomes, as the state's protocol lays them (None: all)."""
+    try:
+        return protocols.get(protocol_of(config)).stream_outcome_columns(config)
+    except (InputError, LookupError, TypeError):  # a damaged config: every column is checked as outcomes
+        return None
 
 
 def state_config(

@@ -198,7 +198,8 @@ def ground_truth_from_columns(
         _repeated_images(cols.repeated_image_ids, name, strict)
     if cols.has_crowd is not None and not cols.has_crowd.all() and not lvis_fields:  # LVIS never reads iscrowd
         _missing_crowd(cols, name, strict)
-    if not cols.has_area.all() and getattr(_AREA, "read", True):
+    # oriented boxes take hotcoco's rule (the obb's w*h): no oddity there
+    if not cols.has_area.all() and cols.obb is None and getattr(_AREA, "read", True):
         i = int(np.argmin(cols.has_area))
         accepted(
             name, strict, int((~cols.has_area).sum()),

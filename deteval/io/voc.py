@@ -413,8 +413,10 @@ def load_voc(
         )
     if gt_fmt == "coco":
         from deteval.io.coco import load_coco_gt
+        from deteval.io.coco_columns import area_unread
 
-        gt_obj = load_coco_gt(str(gt), strict=strict)
+        with area_unread():  # voc_eval reads no area: a missing one is no oddity here
+            gt_obj = load_coco_gt(str(gt), strict=strict)
         if dt_fmt == "coco":
             from deteval.io.coco import load_coco_results
 

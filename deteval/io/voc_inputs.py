@@ -7,6 +7,7 @@ from typing import Any
 from deteval.errors import InputError
 from deteval.io import voc as voc_io
 from deteval.io.coco import load_coco_gt, load_coco_results
+from deteval.io.coco_columns import area_unread
 from deteval.io.json_source import is_path
 from deteval.types import Detections, GroundTruth
 
@@ -25,7 +26,8 @@ def load_voc_inputs(
         if is_path(gt) and voc_io.detect_format(gt, "gt") != "coco":
             rule = "VOC-format ground truth needs its detections as a path too (or load both with deteval.io.voc)"
             raise InputError(str(gt), None, rule)
-        gt = load_coco_gt(gt, strict=strict)
+        with area_unread():  # voc_eval reads no area: a missing one is no oddity here
+            gt = load_coco_gt(gt, strict=strict)
     if not isinstance(gt, GroundTruth):
         rule = f"must be a GroundTruth, a path or a COCO ground-truth dict, got {type(gt).__name__}"
         raise InputError("gt", None, rule)

@@ -200,6 +200,11 @@ class Protocol(ABC):
         """The widths of a :class:`StreamPart`: area ranges A, thresholds T, count columns C, image values F."""
         raise self.unsupported(STREAMING)
 
+    def stream_outcome_columns(self, config: tuple) -> int | None:
+        """How many leading columns of a state's ``det_state`` (of this :meth:`stream_config`) hold outcomes
+        (0 FP, 1 TP, 2 ignored), the rest being the protocol's own bytes; None: every column."""
+        return None
+
     def stream_match(self, preds: Detections, gt: GroundTruth, params: Any, extra: Mapping[str, Any]) -> StreamPart:
         """Match one shard (a batch, a Dask partition) whose images appear in no other shard.
 

@@ -422,6 +422,10 @@ class VocProtocol(Protocol):
                 raise InputError(name, None, rule)
         return self.params(iou_type, compat=compat, **options)
 
+    def stream_outcome_columns(self, config: tuple) -> int | None:
+        # under ties="argsort" the columns past the first are the claim's bytes (stream_shape)
+        return 1 if ("ties", repr("argsort")) in config else None
+
     def stream_shape(self, params: VocParams) -> tuple[int, int, int, int]:
         # state columns: the outcome; under ties="argsort" the claim's two bytes besides
         return (3 if params.ties == "argsort" else 1), len(params.iou_thrs), 1, 0

@@ -335,16 +335,17 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False, keypoint
     integer of 19+ digits, an infinite number, a key with escapes, malformed JSON.
 
     ``segm`` (mask evaluation): every annotation's ``segmentation`` is read too and the
-    ``bbox`` may be missing: ``annotations`` gains ``"has_bbox"`` and ``"has_area"`` (bool;
-    a missing box is zeros, its default area 0) and ``"segmentation"``: ``{"seg", "parts",
+    ``bbox`` may be missing: ``annotations`` gains ``"has_bbox"`` (bool; a missing box is zeros, its
+    default area 0) and ``"segmentation"``: ``{"seg", "parts",
     "coords", "runs", "buf"}`` (see :func:`gt_masks`). Segmentations decline unless polygons
     ``[[x1, y1, ...], ...]`` (at least one part, each of 6+ numbers, an even count) or RLE
     ``{"size": [h, w], "counts": ...}`` with nothing else, compressed (as the results
     scanner reads it) or uncompressed (integer runs in ``[0, 2**32)``).
 
     ``obb`` (oriented boxes, hotcoco's ``obb``): every annotation's ``obb`` (5 numbers) is read into
-    ``annotations["obb"]`` (N, 5), the ``bbox`` may be missing; ``"has_bbox"`` and ``"has_area"`` as for
-    ``segm`` (the caller's area default is the oriented box's).
+    ``annotations["obb"]`` (N, 5), the ``bbox`` may be missing; ``"has_bbox"`` as for ``segm`` (the
+    caller's area default is the oriented box's). In every mode ``annotations["has_area"]`` (bool) tells
+    which annotations give their ``area``.
 
     ``keypoints`` (keypoint evaluation): every annotation's ``keypoints`` (3K numbers, K from the first list
     of numbers under that key in the file, so not the categories' names) is read into
@@ -416,7 +417,7 @@ def parse_gt_columns(raw: bytes, segm: bool = False, obb: bool = False, keypoint
     if segm or obb:
         box[~has["bbox"]] = 0.0  # as the general path's default [0, 0, 0, 0] (area 0)
         annotations["has_bbox"] = has["bbox"]
-        annotations["has_area"] = has["area"]
+    annotations["has_area"] = has["area"]  # a missing area is warned of, whichever reader reads the file
     annotations["bbox"] = box
     annotations["area"] = np.where(has["area"], a_floats[:, 4], xywh_area(box))
     if obb:

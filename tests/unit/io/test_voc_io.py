@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -149,9 +150,13 @@ def check(exc_info, path, where, rule):
 def test_text_dets_errors(tmp_path, text, where, rule):
     write(tmp_path / "gt" / "im1.txt", "dog 1 2 3 4\n")
     f = write(tmp_path / "dt" / "im1.txt", text)
-    with pytest.raises(InputError) as e:
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InputError) as e:
+        warnings.simplefilter("always")
         voc_io.load_voc(tmp_path / "dt", tmp_path / "gt", names=["dog", "cat"])
     check(e, f, where, rule)
+    # the -inf line is scored with its warning, before the NaN beside it is refused
+    infinite = [w for w in caught if "have an infinite score" in str(w.message)]
+    assert len(infinite) == len(caught) == ("-inf" in text)
 
 
 def test_text_gt_errors(tmp_path):
