@@ -27,7 +27,7 @@ if str(TESTS_DIR) not in sys.path:
 #
 # hypothesis profiles; select one with HYPOTHESIS_PROFILE=<name> (default: quick)
 
-QUICK_EXAMPLES = 20
+QUICK_EXAMPLES = 10  # a thirtieth of the ci profile's
 _COMMON = {
     "deadline": None,
     "print_blob": True,

@@ -59,6 +59,7 @@ def test_crowdpose_and_openimages_bootstrap_equal_the_api(tmp_path):
     assert np.array_equal(np.array(d["bootstrap"]["replicates"]), api.replicates)
 
 
+@pytest.mark.slow
 def test_compare_takes_every_registered_protocol(capsys):
     dets, gt = str(DOTA / "dets"), str(DOTA / "gt")
     assert main(["compare", dets, dets, gt, "--protocol", "dota", "--bootstrap", "9", "--json", "-"]) == 0

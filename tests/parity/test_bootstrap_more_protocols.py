@@ -329,6 +329,7 @@ def openimages_cases(draw):
     return n_images, n_cls, gts, verified, dets, draws
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(case=openimages_cases(), weight=st.sampled_from([1.0, 0.5, 0.0]))
 def test_openimages_replicates_and_slices(case, weight):
