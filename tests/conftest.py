@@ -27,7 +27,7 @@ if str(TESTS_DIR) not in sys.path:
 #
 # hypothesis profiles; select one with HYPOTHESIS_PROFILE=<name> (default: quick)
 
-QUICK_EXAMPLES = 10  # a thirtieth of the ci profile's
+QUICK_EXAMPLES = 5  # a sixtieth of the ci profile's
 _COMMON = {
     "deadline": None,
     "print_blob": True,
