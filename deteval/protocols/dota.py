@@ -39,15 +39,8 @@ import numpy as np
 from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, split_list
-from deteval.protocols.voc import (
-    VocMatches,
-    VocParams,
-    VocProtocol,
-    checked_matching,
-    match_in_rank_order,
-    parse_iou_thresholds,
-    voc_matches,
-)
+from deteval.protocols.voc import VocMatches, VocProtocol, match_in_rank_order, voc_matches
+from deteval.protocols.voc_params import VocParams, checked_matching, parse_iou_thresholds
 from deteval.types import Detections, GroundTruth
 from deteval.vocabulary import INTEGRATORS, IOU_TESTS, TIE_POLICIES
 

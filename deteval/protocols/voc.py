@@ -47,135 +47,21 @@ from typing import Any
 import numpy as np
 
 from deteval.errors import InputError
-from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
+from deteval.protocols.voc_params import (
+    PRESET_KEYS,
+    VocParams,
+    checked_params,
+    iou_key,
+    parse_iou_thresholds,
+)
 from deteval.result import EvalResult, Outcomes, VocResult
 from deteval.text import display_width, pad, printable
 from deteval.types import Detections, GroundTruth, IdTable
 from deteval.vocabulary import FILE_BOX_FORMATS, INTEGRATORS, IOU_TESTS, TIE_POLICIES, VOC11_GRIDS
-
-PRESET_KEYS = ("iou_thrs", "integrator", "iou_test", "plus_one", "ties", "grid", "names", "image_set", "box_format")
-
-
-def parse_iou_thresholds(values: Any) -> list[float]:
-    """IoU thresholds from numbers or strings: ``0.5``, ``"0.75"``, ``"0.5:0.95"`` (step 0.05), ``"0.5:0.95:0.05"``.
-
-    Ranges on a 0.01 grid are built as ``k / 100`` (detectron2's values exactly).
-    """
-    if isinstance(values, (int, float, str)):
-        values = [values]
-    out: list[float] = []
-    for v in values:
-        if isinstance(v, str) and ":" in v:
-            out += _iou_range(v)
-        else:
-            try:
-                out.append(float(v))
-            except (TypeError, ValueError):
-                raise ValueError(f"IoU threshold must be a number, got {v!r}") from None
-    if not out or not all(0.0 < t <= 1.0 for t in out):
-        raise ValueError(f"IoU thresholds must lie in (0, 1], got {out}")
-    if len(set(out)) != len(out):
-        raise ValueError(f"IoU thresholds repeat: {out}")
-    return out
-
-
-def _iou_range(v: str) -> list[float]:
-    parts = v.split(":")
-    if len(parts) not in (2, 3):
-        raise ValueError(f"IoU range must be 'start:stop[:step]', got {v!r}")
-    try:
-        a, b = float(parts[0]), float(parts[1])
-        s = float(parts[2]) if len(parts) == 3 else 0.05
-    except ValueError:
-        raise ValueError(f"IoU range must be 'start:stop[:step]' of numbers, got {v!r}") from None
-    if s <= 0 or b < a:
-        raise ValueError(f"IoU range {v!r} must rise with a positive step")
-    n = int(round((b - a) / s)) + 1
-    ka, ks = round(a * 100), round(s * 100)
-    if abs(ka - a * 100) < 1e-9 and abs(ks - s * 100) < 1e-9 and ks > 0:
-        return [(ka + i * ks) / 100.0 for i in range(n)]
-    return [a + i * s for i in range(n)]
-
-
-def _iou_key(t: float) -> str:
-    return f"{round(t * 100, 6):g}"
-
-
-@dataclass(frozen=True)
-class VocParams:
-    """A VOC evaluation's parameters (see the module docstring), checked."""
-
-    protocol: str
-    iou_thrs: tuple[float, ...]
-    integrators: tuple[str, ...]  # the first is the headline
-    iou_test: str = "gt"
-    plus_one: bool = True
-    ties: str = "argsort"
-    grid: str = "numpy"
-    names: Any = None  # loading: class names file or list
-    image_set: Any = None  # loading: image ids to evaluate
-    box_format: str = "xyxy"  # loading: boxes of per-image text files
-    compat: bool = True
-    iou_type: str = "bbox"
-    strict: bool = False  # loading: input voc_eval.py scores with a warning (inverted boxes ...) is an error
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "protocol": self.protocol,
-            "integrators": list(self.integrators),
-            "iou_thresholds": list(self.iou_thrs),
-            "iou_test": ">" if self.iou_test == "gt" else ">=",
-            "plus_one": self.plus_one,
-            "ties": self.ties,
-            "voc11_grid": self.grid,
-            "difficult": "not positives; a detection whose best match is difficult is ignored",
-            "compat": self.compat,
-        }
-
-
-def _choice(values: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> str:
-    return checks.choice(key, values[key], choices)
-
-
-def checked_matching(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The checked VOC-family matching and AP options (``iou_thrs``, ``integrators``, ``iou_test``, ``ties``).
-
-    VOC and the protocols built on its matching (DOTA) share these; each adds its own fields.
-    """
-    try:
-        thrs = parse_iou_thresholds(values["iou_thrs"])
-    except ValueError as exc:
-        raise InputError("iou_thrs", None, str(exc)) from None
-    names = values["integrator"]
-    names = [names] if isinstance(names, str) else list(names)
-    for n in names:
-        checks.choice("integrator", n, INTEGRATORS)
-    if not names or len(set(names)) != len(names):
-        raise InputError("integrator", None, f"integrators must be distinct and at least one, got {names}")
-    return {
-        "iou_thrs": tuple(thrs),
-        "integrators": tuple(names),
-        "iou_test": _choice(values, "iou_test", IOU_TESTS),
-        "ties": _choice(values, "ties", TIE_POLICIES),
-    }
-
-
-def _checked(protocol: str, values: Mapping[str, Any], compat: bool, strict: bool = False) -> VocParams:
-    return VocParams(
-        protocol=protocol,
-        **checked_matching(values),
-        plus_one=bool(values["plus_one"]),
-        grid=_choice(values, "grid", VOC11_GRIDS),
-        names=values.get("names"),
-        image_set=values.get("image_set"),
-        box_format=_choice(values, "box_format", FILE_BOX_FORMATS),
-        compat=bool(compat),
-        strict=bool(strict),
-    )
 
 
 @dataclass(frozen=True)
@@ -282,7 +168,7 @@ class VocProtocol(Protocol):
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> VocParams:
-        build = lambda values: _checked(self.name, values, compat, strict)  # noqa: E731
+        build = lambda values: checked_params(self.name, values, compat, strict)  # noqa: E731
         return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: VocParams) -> tuple[Detections, GroundTruth]:
@@ -370,7 +256,7 @@ class VocProtocol(Protocol):
             f"{', '.join(f'{t:g}' for t in thrs)}; {'+1 pixel' if params.plus_one else 'no +1'}; ties: {params.ties}"
         )
         cols = [(t, i) for i in range(len(names_i)) for t in range(len(thrs))]
-        labels = [f"AP{_iou_key(thrs[t])}" + ("" if i == 0 else f":{names_i[i]}") for t, i in cols]
+        labels = [f"AP{iou_key(thrs[t])}" + ("" if i == 0 else f":{names_i[i]}") for t, i in cols]
         names = [printable(r["name"]) for r in result.per_class]  # a newline in a name would break the table
         width = max([len("class")] + [display_width(n) for n in names])  # CJK and emoji take 2 columns
         widths = [max(8, len(c)) for c in labels]  # a column as wide as its header ("AP50:non_interpolated")
@@ -607,7 +493,7 @@ def _stats(m_ap: np.ndarray, valid: np.ndarray, params: VocParams) -> dict[str, 
         stats["mAP" + _suffix(i, name)] = float(np.mean(m_ap[:, i])) if valid.any() else -1.0
         if len(params.iou_thrs) > 1:
             for t, thr in enumerate(params.iou_thrs):
-                stats[f"mAP{_iou_key(thr)}{_suffix(i, name)}"] = float(m_ap[t, i])
+                stats[f"mAP{iou_key(thr)}{_suffix(i, name)}"] = float(m_ap[t, i])
     return stats
 
 
@@ -619,7 +505,7 @@ def _per_class(ap: np.ndarray, valid: np.ndarray, m: VocMatches, gt: GroundTruth
             row["AP" + _suffix(i, name)] = float(np.mean(ap[:, k, i])) if valid[k] else None
             if len(params.iou_thrs) > 1:
                 for t, thr in enumerate(params.iou_thrs):
-                    row[f"AP{_iou_key(thr)}{_suffix(i, name)}"] = float(ap[t, k, i]) if valid[k] else None
+                    row[f"AP{iou_key(thr)}{_suffix(i, name)}"] = float(ap[t, k, i]) if valid[k] else None
         row.update(npos=int(m.npos[k]), ndet=int(m.ndet[k]), no_positives=not bool(valid[k]))
         rows.append(row)
     return rows
