@@ -24,11 +24,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import math
 from typing import Any
 
 from deteval.errors import renamed_keywords
-from deteval.result import EvalResult
+from deteval.result import EvalResult, RowTable
 from deteval.text import display_width, pad, printable
 
 NO_VALUE_MARKDOWN = "\u2013"
@@ -244,3 +245,35 @@ def slices_table(slices: dict[str, dict[str, float]]) -> str:
         for name, stats in slices.items()
     ]
     return "\n".join([head, *rows])
+
+
+def rows_json(table: RowTable) -> str:
+    """A :class:`~deteval.result.RowTable` (``result.match_table``, ``result.image_table``) as JSON text: a
+    top-level list of objects, one per line, ids keeping their type, null where a value is missing; floats
+    at ``repr`` precision."""
+    records = table.records()
+    if not records:
+        return "[]\n"
+    return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
+
+
+def rows_csv(table: RowTable) -> str:
+    """A :class:`~deteval.result.RowTable` as CSV text: a header row, one row per record; a missing value
+    is an empty cell, booleans ``true``/``false``, floats at ``repr`` precision; text ids that would start a
+    spreadsheet formula get a leading ``'`` (as :func:`per_class_csv`)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(table.KEYS)
+    columns = [[_table_cell(v) for v in table.column(k)] for k in table.KEYS]
+    writer.writerows(zip(*columns))
+    return buf.getvalue()
+
+
+def _table_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return _inert(value) if isinstance(value, str) else value
