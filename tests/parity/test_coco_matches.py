@@ -73,7 +73,14 @@ def _gt(anns, images=(1, 2, 3), cats=(1, 2, 3)):
         "images": [{"id": i, "height": 100, "width": 100} for i in images],
         "categories": [{"id": c, "name": f"c{c}"} for c in cats],
         "annotations": [
-            {"id": a[0], "image_id": a[1], "category_id": a[2], "bbox": a[3], "area": a[3][2] * a[3][3], "iscrowd": a[4]}
+            {
+                "id": a[0],
+                "image_id": a[1],
+                "category_id": a[2],
+                "bbox": a[3],
+                "area": a[3][2] * a[3][3],
+                "iscrowd": a[4],
+            }
             for a in anns
         ],
     }
@@ -126,9 +133,9 @@ def test_generated_keypoints_match_pycocotools(case: KeypointCase):
 def test_results_without_tables_say_how_to_get_them():
     res = deteval.evaluate(_json(FAKE100_DT["bbox"]), _json(FAKE100_GT))
     with pytest.raises(ValueError, match="matches=True"):
-        res.matches
+        _ = res.matches
     with pytest.raises(ValueError, match="matches=True"):
-        res.per_image
+        _ = res.per_image
 
 
 def test_protocols_without_tables_refuse_them():

@@ -48,9 +48,11 @@ def _overlap(ev, rec, d: int, gid) -> float | None:
     """The overlap pycocotools compared for detection ``d`` of ``rec`` and ground-truth id ``gid``."""
     block = ev.ious[rec["image_id"], rec["category_id"]]
     # pooled categories: computeIoU's concatenation over every category (accumulate() has set catIds to [-1])
-    gts = ev._gts[rec["image_id"], rec["category_id"]] if ev.params.useCats else [
-        g for c in sorted(ev.cocoGt.getCatIds()) for g in ev._gts[rec["image_id"], c]
-    ]
+    gts = (
+        ev._gts[rec["image_id"], rec["category_id"]]
+        if ev.params.useCats
+        else [g for c in sorted(ev.cocoGt.getCatIds()) for g in ev._gts[rec["image_id"], c]]
+    )
     values = {float(block[d, j]) for j, g in enumerate(gts) if g["id"] == gid}
     values = {None if math.isnan(v) else v for v in values}
     assert len(values) == 1, f"ground-truth id {gid} holds overlaps {values}"
