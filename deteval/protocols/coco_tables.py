@@ -76,25 +76,21 @@ def match_table(matched: Any, dets: Detections, gt: GroundTruth, params: Any, id
     gt_ignore = _gt_ignored(gt, matched.gt_ignore, params.area_ranges[a])
     det_state = matched.state[:, a, :]  # (N, T)
 
-    # one sort key per row within a threshold: group, then detections (0) before ground truth (1 kept, 2 ignored)
+    # within a threshold: group by group, the detections (in score order already), then the untaken ground
+    # truth in gtIds order (group, not ignored before ignored, file order)
     det_group = np.repeat(np.arange(len(groups), dtype=np.int64), np.diff(groups.dt_offsets))
     gt_group = np.empty(n_gt, np.int64)
     gt_group[groups.gt_rows] = np.repeat(np.arange(len(groups), dtype=np.int64), np.diff(groups.gt_offsets))
-    gt_in_order = groups.gt_rows  # group order, file order within a group
-    det_key = det_group * 3
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("t", "det", "gt", "shown", "key")}
+    gt_in_order = groups.gt_rows[np.argsort(gt_group[groups.gt_rows] * 2 + gt_ignore[groups.gt_rows], kind="stable")]
+    det_ids, no_det = np.arange(n_det, dtype=np.int64), np.full(n_det, -1, np.int64)
+    parts: dict[str, list[np.ndarray]] = {"t": [], "det": [], "gt": []}
     for t in range(n_thr):
         free = gt_in_order[~taken[gt_in_order, t]]
+        at = np.searchsorted(det_group, gt_group[free], side="right")  # after its group's detections
+        parts["det"].append(np.insert(det_ids, at, -1))  # equal positions keep their order
+        parts["gt"].append(np.insert(no_det, at, free))
         parts["t"].append(np.full(n_det + len(free), t, np.int64))
-        parts["det"].append(np.concatenate([np.arange(n_det, dtype=np.int64), np.full(len(free), -1, np.int64)]))
-        parts["gt"].append(np.concatenate([np.full(n_det, -1, np.int64), free]))
-        parts["key"].append(np.concatenate([det_key, gt_group[free] * 3 + 1 + gt_ignore[free]]))
-    t_of = np.concatenate(parts["t"])
-    det = np.concatenate(parts["det"])
-    gt_free = np.concatenate(parts["gt"])
-    key = np.concatenate(parts["key"])
-    order = np.lexsort((key, t_of)) if len(key) else np.zeros(0, np.int64)  # stable: detections by score
-    t_of, det, gt_free = t_of[order], det[order], gt_free[order]
+    t_of, det, gt_free = (np.concatenate(parts[k]) for k in ("t", "det", "gt"))
     is_det = det >= 0
     d, g = np.maximum(det, 0), np.maximum(gt_free, 0)
     # a detection's row reads its match; a ground truth's row reads itself
