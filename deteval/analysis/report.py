@@ -276,7 +276,10 @@ def _column_text(table: RowTable, key: str, head: str, text_of, missing: str) ->
     """Each row's cell of one column as text, ``head`` before it: every distinct value formatted once
     (a column repeats its values across the IoU thresholds), then spread to the rows."""
     values = table.columns[key]
-    if values.dtype == np.float64:  # by bit pattern: -0.0 keeps its sign
+    lo, span = (int(values.min()), int(values.max()) - int(values.min())) if values.dtype.kind in "iu" else (0, -1)
+    if 0 <= span < len(values) // 2:  # integers in a range the rows repeat: every value of the range, no sort
+        distinct, inverse = np.arange(lo, lo + span + 1, dtype=np.int64), (values - lo).astype(np.int64)
+    elif values.dtype == np.float64:  # by bit pattern: -0.0 keeps its sign
         _, first, inverse = np.unique(values.view(np.int64), return_index=True, return_inverse=True)
         distinct = values[first]
     else:
