@@ -141,3 +141,22 @@ def test_results_without_tables_say_how_to_get_them():
 def test_protocols_without_tables_refuse_them():
     with pytest.raises(deteval.InputError, match="per-detection matches"):
         deteval.evaluate(DATA_DIR / "voc100", DATA_DIR / "voc100", protocol="voc07", matches=True)
+
+
+def test_obb_rows_agree_with_the_counts():
+    """Oriented boxes (no pycocotools reference): every detection and ground truth appears at each threshold,
+    and the per-image counts are the match rows' at IoU .50."""
+    res = deteval.evaluate(DATA_DIR / "obb" / "dets.json", DATA_DIR / "obb" / "gt.json", iou_type="obb", matches=True)
+    at50 = [r for r in res.matches if r["iou_thr"] == 0.5]
+    per_image = {r["image_id"]: r for r in res.per_image}
+    for image_id, row in per_image.items():
+        rows = [r for r in at50 if r["image_id"] == image_id]
+        dets = [r for r in rows if r["det_index"] is not None]
+        assert row["num_dt"] == len(dets)
+        assert row["tp"] == sum(r["gt_id"] is not None and not r["ignored"] for r in dets)
+        assert row["fp"] == sum(r["gt_id"] is None and not r["ignored"] for r in dets)
+    assert sum(r["tp"] for r in res.per_image) > 0
+    taken = {r["gt_id"] for r in at50 if r["det_index"] is not None and r["gt_id"] is not None}
+    left = {r["gt_id"] for r in at50 if r["det_index"] is None}
+    assert not taken & left
+    assert all(r["iou"] is None or 0.5 <= r["iou"] <= 1 for r in at50)
