@@ -82,36 +82,45 @@ def match_table(matched: Any, dets: Detections, gt: GroundTruth, params: Any, id
     gt_group = np.empty(n_gt, np.int64)
     gt_group[groups.gt_rows] = np.repeat(np.arange(len(groups), dtype=np.int64), np.diff(groups.gt_offsets))
     gt_in_order = groups.gt_rows[np.argsort(gt_group[groups.gt_rows] * 2 + gt_ignore[groups.gt_rows], kind="stable")]
-    det_ids, no_det = np.arange(n_det, dtype=np.int64), np.full(n_det, -1, np.int64)
-    parts: dict[str, list[np.ndarray]] = {"t": [], "det": [], "gt": []}
+    # each threshold's block: where its detections' rows and its untaken ground truth's rows go (a ground truth
+    # goes before the detection its group ends at: np.insert's positions)
+    det_ids = np.arange(n_det, dtype=np.int64)
+    det_pos, gt_pos, free_rows, start = [], [], [], 0
     for t in range(n_thr):
         free = gt_in_order[~taken[gt_in_order, t]]
         at = np.searchsorted(det_group, gt_group[free], side="right")  # after its group's detections
-        parts["det"].append(np.insert(det_ids, at, -1))  # equal positions keep their order
-        parts["gt"].append(np.insert(no_det, at, free))
-        parts["t"].append(np.full(n_det + len(free), t, np.int64))
-    t_of, det, gt_free = (np.concatenate(parts[k]) for k in ("t", "det", "gt"))
-    is_det = det >= 0
-    d, g = np.maximum(det, 0), np.maximum(gt_free, 0)
-    # a detection's row reads its match; a ground truth's row reads itself
-    row_gt = np.where(is_det, gt_row[d, t_of] if n_det else -1, gt_free)
-    image = np.where(is_det, dets.image[dt_rows[d]] if n_det else 0, gt.image[g] if n_gt else 0)
-    category = np.where(is_det, dets.category[dt_rows[d]] if n_det else 0, gt.category[g] if n_gt else 0)
-    null_gt = np.where(is_det, ~shown[d, t_of] if n_det else True, False)
-    iou = matched.match_iou[d, t_of] if n_det else np.zeros(len(t_of))
-    score = dets.score[dt_rows[d]] if n_det else np.zeros(len(t_of))
+        det_pos.append(start + det_ids + np.searchsorted(at, det_ids, side="right"))
+        gt_pos.append(start + at + np.arange(len(free), dtype=np.int64))
+        free_rows.append(free)
+        start += n_det + len(free)
+
+    def column(dtype: Any, of_dets, of_gt) -> np.ndarray:
+        """One column: ``of_dets(t)`` on the detections' rows of threshold ``t`` (N values, or one),
+        ``of_gt(t, free)`` on its untaken ground truth's."""
+        out = np.empty(start, dtype)
+        for t in range(n_thr):
+            out[det_pos[t]] = of_dets(t)
+            out[gt_pos[t]] = of_gt(t, free_rows[t])
+        return out
+
+    # what a detection's row reads whatever the threshold, once per detection
+    det_image, det_cat, score = dets.image[dt_rows], dets.category[dt_rows], dets.score[dt_rows]
     if dets.nan_scores:  # the -inf scores stand for NaN ones: shown as null
         score = np.where(score == -np.inf, np.nan, score)
-    ignored = np.where(is_det, det_state[d, t_of] == IGNORED if n_det else False, gt_ignore[g] if n_gt else False)
+    ann_id = gt.ann_id if n_gt else np.zeros(1, np.int64)
+    image = column(np.int64, lambda t: det_image, lambda t, f: gt.image[f])
+    category = column(np.int64, lambda t: det_cat, lambda t, f: gt.category[f])
+    is_gt = column(bool, lambda t: False, lambda t, f: True)
+    null_gt = column(bool, lambda t: ~shown[:, t], lambda t, f: False)
     columns = {
-        "iou_thr": thrs[t_of],
-        "det_index": np.where(is_det, det_index[d] if n_det else -1, -1).astype(np.int64),
-        "image_id": gt.images.ids[image] if len(gt.images) else np.zeros(len(t_of), np.int64),
-        "category_id": gt.categories.ids[category] if len(gt.categories) else np.zeros(len(t_of), np.int64),
-        "score": score,
-        "gt_id": gt.ann_id[np.maximum(row_gt, 0)] if n_gt else np.zeros(len(t_of), np.int64),
-        "iou": iou,
-        "ignored": ignored.astype(bool),
+        "iou_thr": column(np.float64, lambda t: thrs[t], lambda t, f: thrs[t]),
+        "det_index": column(np.int64, lambda t: det_index, lambda t, f: -1),
+        "image_id": gt.images.ids[image] if len(gt.images) else np.zeros(start, np.int64),
+        "category_id": gt.categories.ids[category] if len(gt.categories) else np.zeros(start, np.int64),
+        "score": column(np.float64, lambda t: score, lambda t, f: np.nan),
+        "gt_id": column(ann_id.dtype, lambda t: ann_id[np.maximum(gt_row[:, t], 0)], lambda t, f: ann_id[f]),
+        "iou": column(np.float64, lambda t: matched.match_iou[:, t], lambda t, f: np.nan),
+        "ignored": column(bool, lambda t: det_state[:, t] == IGNORED, lambda t, f: gt_ignore[f]),
     }
-    nulls = {"det_index": ~is_det, "score": ~is_det, "gt_id": null_gt, "iou": ~is_det | null_gt}
+    nulls = {"det_index": is_gt, "score": is_gt, "gt_id": null_gt, "iou": is_gt | null_gt}
     return MatchTable(columns, nulls)
