@@ -615,6 +615,7 @@ def html_report(
         nav.append(("calibration", "Calibration"))
     sections.append(_worst(per_image, matches, names, worst))
     nav.append(("worst", "Worst images"))
+    counted = f"{len(names):,} categories; " if names else ""
     src = "".join(f"<li>{_esc(what)}: <code>{_esc(path)}</code></li>" for what, path in sources)
     return "\n".join(
         [
@@ -629,10 +630,7 @@ def html_report(
             "</head>",
             "<body>",
             f"<header><h1>{_esc(title)}</h1>",
-            f"<p>protocol <b>{_esc(result.protocol)}</b>, iou type <b>{_esc(result.iou_type)}</b>, "
-            f"{len(names):,} categories; "
-            if names
-            else "",
+            f"<p>protocol <b>{_esc(result.protocol)}</b>, iou type <b>{_esc(result.iou_type)}</b>, {counted}"
             f"deteval {_esc(__version__)}</p>",
             f"<ul>{src}</ul>" if src else "",
             "<nav>" + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav></header>",
