@@ -103,3 +103,38 @@ def test_report_given_no_folder_says_so(tmp_path, capsys):
         main(["--report", str(dt), str(gt)])
     assert exc.value.code == 2
     _one_line_error(capsys.readouterr().err, "--report takes a folder (--report DIR)")
+
+
+D = DATA_DIR
+PROTOCOL_RUNS = {
+    "segm": ["--iou-type", "segm", "--tide", f"{D}/coco_fake100/instances_val2014_fakesegm100_results.json",
+             f"{D}/coco_fake100/instances_val2014_100.json"],
+    "keypoints": ["--iou-type", "keypoints", f"{D}/keypoints1/dt_dataset.json", f"{D}/keypoints1/gt_dataset.json"],
+    "obb": ["--iou-type", "obb", f"{D}/obb/dets.json", f"{D}/obb/gt.json"],
+    "crowdpose": ["--protocol", "crowdpose", f"{D}/crowdpose/example_crowdpose_preds.json",
+                  f"{D}/crowdpose/example_crowdpose_val.json"],
+    "voc07": ["--protocol", "voc07", "--names", f"{D}/voc100_native/voc.names", f"{D}/voc100_native/dets_txt",
+              f"{D}/voc100_native/gt_xml"],
+    "dota": ["--protocol", "dota", f"{D}/dota/dets", f"{D}/dota/gt"],
+    "openimages": ["--protocol", "openimages", f"{D}/openimages/challenge_dets.csv",
+                   f"{D}/openimages/challenge_boxes.csv", "--labels", f"{D}/openimages/challenge_labels.csv",
+                   "--no-expand"],
+    "yolo": ["--protocol", "yolo", "--image-sizes", f"{D}/yolo_example/sizes.json", f"{D}/yolo_example/preds",
+             f"{D}/yolo_example/labels"],
+    "citypersons": ["--protocol", "citypersons", f"{D}/pedestrian/citypersons_results.json",
+                    f"{D}/pedestrian/citypersons_gt.json"],
+    "crowdhuman": ["--protocol", "crowdhuman", f"{D}/pedestrian/crowdhuman_preds.odgt",
+                   f"{D}/pedestrian/crowdhuman_gt.odgt"],
+    "lvis": ["--protocol", "lvis", "--calibration", f"{D}/lvis100/dets_bbox.json.gz",
+             f"{D}/lvis100/lvis_val_100.json.gz"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOL_RUNS))
+def test_report_of_every_protocol(name, tmp_path):
+    """Every protocol's result makes a well-formed page: per-class rows of any shape, curves or the words why not."""
+    out = tmp_path / "rep"
+    assert main([*PROTOCOL_RUNS[name], "--quiet", "--report", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    check_page(page)
+    assert "<script>" in page and '<section id="worst">' in page
