@@ -148,15 +148,17 @@ class EvalResult:
     def matches(self) -> list[dict[str, Any]]:
         """Every evaluated detection's match per IoU threshold, and the ground truth left unmatched
         (:class:`MatchTable`'s keys), as kept by ``evaluate(..., matches=True)``."""
-        if self.match_table is None:
-            raise ValueError(f"this {self.protocol!r} result kept no matches: evaluate it with matches=True")
+        if self.match_table is None:  # AttributeError: getattr(result, "matches", None) reads it as absent
+            raise AttributeError(f"this {self.protocol!r} result kept no matches: evaluate it with matches=True")
         return self.match_table.records()
 
     @property
     def per_image(self) -> list[dict[str, Any]]:
         """One row per ground-truth image (:class:`ImageTable`'s keys), as kept by ``evaluate(..., matches=True)``."""
         if self.image_table is None:
-            raise ValueError(f"this {self.protocol!r} result kept no per-image table: evaluate it with matches=True")
+            raise AttributeError(
+                f"this {self.protocol!r} result kept no per-image table: evaluate it with matches=True"
+            )
         return self.image_table.records()
 
     @property

@@ -121,10 +121,11 @@ def _cli(cli_main, *argv: str) -> None:
 
 
 def _analyses(cli_main, tmp: Path) -> None:
-    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr, --matches: boxes, then masks."""
+    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr, --report, --matches: boxes, masks."""
     sample = ["--per-class", "--json", str(tmp / "a.json"), "--curves", str(tmp / "c.json"), "--score-thr", "0.5"]
     sample += ["--matches", str(tmp / "m.csv"), "--per-image", str(tmp / "p.json")]
-    _cli(cli_main, str(DT), str(GT), *sample, "--tide", "--confusion", "--calibration", "--lrp")
+    report = ["--report", str(tmp / "r")]
+    _cli(cli_main, str(DT), str(GT), *sample, *report, "--tide", "--confusion", "--calibration", "--lrp")
     _cli(cli_main, str(SEGM_DT), str(GT), "--iou-type", "segm", "--tide", "--lrp", "--calibration")
     try:
         import matplotlib  # noqa: F401 - plots are an extra

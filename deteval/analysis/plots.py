@@ -147,7 +147,7 @@ def plot_pr_curves(
 # score-threshold curves (deteval.analysis.operating_points) and the confusion matrix (deteval.analysis.confusion)
 
 
-def _class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
+def class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
     """The protocol's own AP per category id at ``iou_thr``: COCO's 101-point AP, VOC's headline integrator."""
     if isinstance(result, CocoResult):
         curves = pr_curves(result, iou_thr=iou_thr)
@@ -185,7 +185,7 @@ def plot_pr_per_class(
 
     Figure, Canvas = _matplotlib()
     sc = score_curves(result, iou_thr=iou_thr, area=area)
-    aps = _class_aps(result, sc.iou)
+    aps = class_aps(result, sc.iou)
     chosen = sorted((c for c in sc.classes if c.npos > 0), key=lambda c: -c.npos)[:max_classes]
     n = max(len(chosen), 1)
     cols = min(4, n)
