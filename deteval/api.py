@@ -85,7 +85,7 @@ def evaluate(
     matches : bool, default False
         Keep every evaluated detection's match per IoU threshold and the ground truth left unmatched
         (``result.matches``), and the per-image counts (``result.per_image``), from the one matching pass
-        (``coco``; docs/cli.md, "Matches and per-image counts").
+        (``coco``, ``lvis``; docs/cli.md, "Matches and per-image counts").
     slices : mapping, optional
         ``{name: [image ids]}`` (every protocol but LVIS's Fixed AP): every stat per slice, in ``result.slices``
         (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one

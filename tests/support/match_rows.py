@@ -134,3 +134,46 @@ def assert_rows_equal(got: list[dict], expected: list[dict], keys: tuple[str, ..
             gv, ev = _none_if_nan(g[k]), _none_if_nan(e[k])
             same = gv == ev and type(gv) is type(ev) if not isinstance(ev, float) else gv == ev
             assert same, f"row {i} {k}: {gv!r}, pycocotools {ev!r}\n got {g}\n expected {e}"
+
+
+def expected_lvis_matches(ev) -> list[dict]:
+    """:func:`expected_matches` from an lvis-api ``LVISEval`` after ``run()``, whose ``eval_imgs`` use
+    snake-case keys. lvis-api numbers results after its cut per image (which reorders them), so each
+    result carries its file row as ``_row`` (an extra key lvis-api keeps on the record)."""
+    p = ev.params
+    labels = list(p.area_rng_lbl)
+    a, n_area, n_img = labels.index("all"), len(p.area_rng), len(p.img_ids)
+    records = [ev.eval_imgs[(k * n_area + a) * n_img + i] for k in range(len(p.cat_ids)) for i in range(n_img)]
+    records = [r for r in records if r is not None]
+    dts = ev.lvis_dt.anns
+    rows = []
+    for t, thr in enumerate(np.asarray(p.iou_thrs).tolist()):
+        for rec in records:
+            block = ev.ious[rec["image_id"], rec["category_id"]]
+            gts = ev._gts[rec["image_id"], rec["category_id"]]
+            for d, did in enumerate(rec["dt_ids"]):
+                gid = rec["dt_matches"][t, d]
+                gid = None if gid == 0 else _as_id(gid, rec["gt_ids"])
+                iou = None
+                if gid is not None:
+                    values = {float(block[d, j]) for j, g in enumerate(gts) if g["id"] == gid}
+                    assert len(values) == 1, values
+                    iou = values.pop()
+                rows.append({
+                    "iou_thr": thr,
+                    "det_index": dts[did]["_row"],
+                    "image_id": _py(rec["image_id"]),
+                    "category_id": _py(rec["category_id"]),
+                    "score": float(rec["dt_scores"][d]),
+                    "gt_id": gid,
+                    "iou": iou,
+                    "ignored": bool(rec["dt_ignore"][t, d]),
+                })  # fmt: skip
+            for m, gid in enumerate(rec["gt_ids"]):
+                if rec["gt_matches"][t, m] == 0:
+                    rows.append({
+                        "iou_thr": thr, "det_index": None, "image_id": _py(rec["image_id"]),
+                        "category_id": _py(rec["category_id"]), "score": None, "gt_id": gid, "iou": None,
+                        "ignored": bool(rec["gt_ignore"][m]),
+                    })  # fmt: skip
+    return rows
