@@ -78,7 +78,9 @@ def _loadmat(path: str) -> dict:
     try:
         return loadmat(path)
     except FileNotFoundError:
-        raise InputError(path, None, "no such file (WIDER FACE ground truth needs the four official .mat files)")
+        raise InputError(
+            path, None, "no such file (WIDER FACE ground truth needs the four official .mat files)"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - scipy raises many kinds on a bad file
         raise InputError(path, None, f"not a readable MATLAB file: {type(exc).__name__}: {exc}") from None
 
@@ -147,16 +149,32 @@ def load_widerface_gt(gt_dir: str | os.PathLike) -> WiderGroundTruth:
     keep = np.zeros((len(SUBSETS), len(flat)), np.bool_)
     keep_counts = np.zeros((len(SUBSETS), len(names)), np.int64)
     bad = np.zeros((len(SUBSETS), len(names)), np.bool_)
-    for s, subset in enumerate(SUBSETS):
-        _read_keep(os.path.join(gt_dir, MAT_FILES[s + 1]), events, files_raw, box_offsets, keep[s], keep_counts[s],
-                   bad[s])
-    return WiderGroundTruth(events=events, image_event=np.asarray(image_event, np.int64), image_names=names,
-                            boxes=flat, box_offsets=box_offsets, keep=keep, keep_counts=keep_counts, bad_keep=bad,
-                            source=gt_dir)
+    for s in range(len(SUBSETS)):
+        _read_keep(
+            os.path.join(gt_dir, MAT_FILES[s + 1]), events, files_raw, box_offsets, keep[s], keep_counts[s], bad[s]
+        )
+    return WiderGroundTruth(
+        events=events,
+        image_event=np.asarray(image_event, np.int64),
+        image_names=names,
+        boxes=flat,
+        box_offsets=box_offsets,
+        keep=keep,
+        keep_counts=keep_counts,
+        bad_keep=bad,
+        source=gt_dir,
+    )
 
 
-def _read_keep(path: str, events: list[str], files_raw: np.ndarray, box_offsets: np.ndarray, keep: np.ndarray,
-               counts: np.ndarray, bad: np.ndarray) -> None:
+def _read_keep(
+    path: str,
+    events: list[str],
+    files_raw: np.ndarray,
+    box_offsets: np.ndarray,
+    keep: np.ndarray,
+    counts: np.ndarray,
+    bad: np.ndarray,
+) -> None:
     lists = _cells(_field(_loadmat(path), "gt_list", path), path, "gt_list")
     if len(lists) < len(events):
         raise InputError(path, None, f"gt_list has {len(lists)} events, wider_face_val.mat {len(events)}")
@@ -202,8 +220,9 @@ def _read_rows(path: str, lines: list[str], odd: dict[str, list]) -> np.ndarray:
             odd["blank"].append(f"{path}: line {n}")
             continue
         if len(tokens) != 5:
-            raise InputError(path, f"line {n}", f"expected 'x y w h score' separated by single spaces, got "
-                                                f"{len(tokens)} values")
+            raise InputError(
+                path, f"line {n}", f"expected 'x y w h score' separated by single spaces, got {len(tokens)} values"
+            )
         try:
             row = [float(t) for t in tokens]
         except ValueError:

@@ -18,7 +18,6 @@ import numpy as np
 from deteval.jit import njit
 
 
-
 class ZeroUnion(ZeroDivisionError):
     """A prediction and a face whose union is 0 in ``image`` (the script's Cython raises ZeroDivisionError)."""
 
@@ -99,8 +98,9 @@ def _subset_progress(best, best_iou, p_off, g_off, keep, iou_thr, found, proposa
             found[d] = n
 
 
-def subset_progress(best: np.ndarray, best_iou: np.ndarray, p_off: np.ndarray, g_off: np.ndarray, keep: np.ndarray,
-                    iou_thr: float) -> tuple[np.ndarray, np.ndarray]:
+def subset_progress(
+    best: np.ndarray, best_iou: np.ndarray, p_off: np.ndarray, g_off: np.ndarray, keep: np.ndarray, iou_thr: float
+) -> tuple[np.ndarray, np.ndarray]:
     """``(found, proposal)`` per prediction for one subset: the kept faces found up to it (int64) and whether
     it stays a proposal (uint8); both 0 in images without faces or predictions (never read)."""
     keep = np.ascontiguousarray(keep, np.bool_)
@@ -108,9 +108,16 @@ def subset_progress(best: np.ndarray, best_iou: np.ndarray, p_off: np.ndarray, g
         raise ValueError("subset_progress: one keep flag per face, one best face per prediction")
     found = np.zeros(len(best), np.int64)
     proposal = np.zeros(len(best), np.uint8)
-    _subset_progress(np.ascontiguousarray(best, np.int64), np.ascontiguousarray(best_iou, np.float64),
-                     np.ascontiguousarray(p_off, np.int64), np.ascontiguousarray(g_off, np.int64), keep,
-                     float(iou_thr), found, proposal)
+    _subset_progress(
+        np.ascontiguousarray(best, np.int64),
+        np.ascontiguousarray(best_iou, np.float64),
+        np.ascontiguousarray(p_off, np.int64),
+        np.ascontiguousarray(g_off, np.int64),
+        keep,
+        float(iou_thr),
+        found,
+        proposal,
+    )
     return found, proposal
 
 
@@ -156,8 +163,14 @@ def _threshold_counts(score, p_off, images, thresholds, found, proposal, out):  
                     t += 1
 
 
-def threshold_counts(score: np.ndarray, p_off: np.ndarray, images: np.ndarray, thresholds: np.ndarray,
-                     found: np.ndarray, proposal: np.ndarray) -> np.ndarray:
+def threshold_counts(
+    score: np.ndarray,
+    p_off: np.ndarray,
+    images: np.ndarray,
+    thresholds: np.ndarray,
+    found: np.ndarray,
+    proposal: np.ndarray,
+) -> np.ndarray:
     """int64 (S, T, 2): for each subset and threshold, the proposals and the found faces of the prefixes up
     to each image's last prediction with ``score >= threshold``, summed over ``images`` (dense indices, in any
     order, repeats counted again). ``thresholds`` must fall; ``found``/``proposal`` are (S, P)."""
@@ -169,6 +182,13 @@ def threshold_counts(score: np.ndarray, p_off: np.ndarray, images: np.ndarray, t
     if found.ndim != 2 or found.shape != proposal.shape or found.shape[1] != len(score) or p_off[-1] != len(score):
         raise ValueError("threshold_counts: found and proposal (S, P), one score per prediction")
     out = np.zeros((found.shape[0], len(thresholds), 2), np.int64)
-    _threshold_counts(np.ascontiguousarray(score, np.float64), np.ascontiguousarray(p_off, np.int64),
-                      np.ascontiguousarray(images, np.int64), thresholds, found, proposal, out)
+    _threshold_counts(
+        np.ascontiguousarray(score, np.float64),
+        np.ascontiguousarray(p_off, np.int64),
+        np.ascontiguousarray(images, np.int64),
+        thresholds,
+        found,
+        proposal,
+        out,
+    )
     return out

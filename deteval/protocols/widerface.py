@@ -84,6 +84,18 @@ class WiderFaceResult(EvalResult):
     proposals: np.ndarray = field(default=None, repr=False)  # int64 (S, T)
     found: np.ndarray = field(default=None, repr=False)  # int64 (S, T)
 
+    def threshold_curves(self) -> dict[str, Any]:
+        """The precision-recall curve of each subset at the 1,000 thresholds (what ``--curves`` writes and
+        ``--plot`` draws): ``protocol``, ``thresholds`` and per subset ``AP``, ``precision``, ``recall``."""
+        return {
+            "protocol": self.protocol,
+            "thresholds": self.thresholds,
+            "curves": {
+                s: {"AP": self.stats[s], "precision": self.precision[k], "recall": self.recall[k]}
+                for k, s in enumerate(SUBSETS)
+            },
+        }
+
 
 def normalise(scores: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """``(s - min) / (max - min)`` elementwise, as the script computes it."""
@@ -168,18 +180,29 @@ class WiderFaceProtocol(Protocol):
     title = "widerface protocol (WIDER FACE val AP on easy, medium, hard, as WiderFace-Evaluation computes it)"
     iou_types = ("bbox",)
     options = (
-        Option("iou_thr", "--wider-iou", "a match needs IoU (+1 pixel widths) >= this (default 0.5)",
-               convert=_float, metavar="IOU"),
-        Option("score_norm", "--score-norm", "where the score normalisation's running max/min start: port "
-               "(0 and 1, default) or matlab (the official MATLAB tool: realmin/realmax('single'))",
-               choices=tuple(NORM_STARTS)),
+        Option(
+            "iou_thr",
+            "--wider-iou",
+            "a match needs IoU (+1 pixel widths) >= this (default 0.5)",
+            convert=_float,
+            metavar="IOU",
+        ),
+        Option(
+            "score_norm",
+            "--score-norm",
+            "where the score normalisation's running max/min start: port "
+            "(0 and 1, default) or matlab (the official MATLAB tool: realmin/realmax('single'))",
+            choices=tuple(NORM_STARTS),
+        ),
     )
     preset_name = "widerface"
 
-    def make_params(self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool,
-                    options: dict[str, Any]) -> WiderFaceParams:
-        return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS,
-                               lambda v: _checked(v, strict))
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> WiderFaceParams:
+        return presets.resolve(
+            presets.builtin(self.preset_name), preset, options, PRESET_KEYS, lambda v: _checked(v, strict)
+        )
 
     def load(self, preds: Any, gt: Any, params: WiderFaceParams) -> tuple[Any, Any]:
         from deteval.io.widerface import WiderGroundTruth, WiderPredictions, load_widerface_gt, load_widerface_preds
@@ -199,18 +222,25 @@ class WiderFaceProtocol(Protocol):
         bad = gt.bad_keep & scored
         if bad.any():
             s, i = (int(v[0]) for v in np.nonzero(bad))
-            raise InputError(gt.source, f"wider_{SUBSETS[s]}_val.mat, {gt.image_label(i)}",
-                             "a keep-list number outside the image's faces (the script stops there)")
+            raise InputError(
+                gt.source,
+                f"wider_{SUBSETS[s]}_val.mat, {gt.image_label(i)}",
+                "a keep-list number outside the image's faces (the script stops there)",
+            )
         try:
             best, best_iou = best_faces(preds.rows, preds.offsets, gt.boxes, gt.box_offsets)
         except ZeroUnion as exc:
-            raise InputError(preds.source, gt.image_label(exc.image),
-                             "a prediction and a face with a union of 0 (the script divides by it)") from None
+            raise InputError(
+                preds.source,
+                gt.image_label(exc.image),
+                "a prediction and a face with a union of 0 (the script divides by it)",
+            ) from None
         found = np.zeros((len(SUBSETS), len(preds)), np.int64)
         proposal = np.zeros((len(SUBSETS), len(preds)), np.uint8)
         for s in range(len(SUBSETS)):
-            found[s], proposal[s] = subset_progress(best, best_iou, preds.offsets, gt.box_offsets, gt.keep[s],
-                                                    params.iou_thr)
+            found[s], proposal[s] = subset_progress(
+                best, best_iou, preds.offsets, gt.box_offsets, gt.keep[s], params.iou_thr
+            )
         scores = preds.rows[:, 4]
         image_min = np.full(len(gt), np.nan)
         image_max = np.full(len(gt), np.nan)
@@ -225,33 +255,63 @@ class WiderFaceProtocol(Protocol):
         place = np.argsort(labels, kind="stable")
         file_order = np.empty(len(gt), np.int64)
         file_order[place] = np.arange(len(gt))
-        return dict(record=WiderReplay(
-            score=np.ascontiguousarray(scores), offsets=preds.offsets, found=found, proposal=proposal, scored=scored,
-            keep_counts=gt.keep_counts, image_min=image_min, image_max=image_max, outside=outside,
-            start=NORM_STARTS[params.score_norm], place=place, image_ids=labels[place], file_order=file_order,
-        ), n_preds=int(len(preds)))
+        return dict(
+            record=WiderReplay(
+                score=np.ascontiguousarray(scores),
+                offsets=preds.offsets,
+                found=found,
+                proposal=proposal,
+                scored=scored,
+                keep_counts=gt.keep_counts,
+                image_min=image_min,
+                image_max=image_max,
+                outside=outside,
+                start=NORM_STARTS[params.score_norm],
+                place=place,
+                image_ids=labels[place],
+                file_order=file_order,
+            ),
+            n_preds=int(len(preds)),
+        )
 
     def reduce(self, matches: dict[str, Any], gt: Any, params: WiderFaceParams) -> WiderFaceResult:
         rec: WiderReplay = matches["record"]
         aps, parts = _counts(rec, np.arange(len(rec.scored), dtype=np.int64))
         lo, hi = parts[0][3]
         if matches["n_preds"] and not hi - lo > 0:
-            warn(f"widerface: every score normalises to NaN or infinity (min {lo!r}, max {hi!r}): the script's "
-                 "division by max - min; no prediction reaches a threshold")
+            warn(
+                f"widerface: every score normalises to NaN or infinity (min {lo!r}, max {hi!r}): the script's "
+                "division by max - min; no prediction reaches a threshold"
+            )
         rows, precision, recall, proposals, found = [], [], [], [], []
         for s, subset in enumerate(SUBSETS):
             (ap, prec, rc), counts, faces, _ = parts[s]
-            rows.append(dict(category_id=subset, name=subset, AP=ap, faces=faces,
-                             proposals=int(counts[-1, 0]), found=int(counts[-1, 1])))
+            rows.append(
+                dict(
+                    category_id=subset,
+                    name=subset,
+                    AP=ap,
+                    faces=faces,
+                    proposals=int(counts[-1, 0]),
+                    found=int(counts[-1, 1]),
+                )
+            )
             precision.append(prec)
             recall.append(rc)
             proposals.append(counts[:, 0])
             found.append(counts[:, 1])
         return WiderFaceResult(
-            protocol=self.name, iou_type="bbox", stats=dict(zip(SUBSETS, aps)), per_class=rows,
-            params={**params.to_dict(), "score_min": lo, "score_max": hi}, replay=rec,
-            thresholds=THRESHOLDS.copy(), precision=np.array(precision), recall=np.array(recall),
-            proposals=np.array(proposals), found=np.array(found),
+            protocol=self.name,
+            iou_type="bbox",
+            stats=dict(zip(SUBSETS, aps)),
+            per_class=rows,
+            params={**params.to_dict(), "score_min": lo, "score_max": hi},
+            replay=rec,
+            thresholds=THRESHOLDS.copy(),
+            precision=np.array(precision),
+            recall=np.array(recall),
+            proposals=np.array(proposals),
+            found=np.array(found),
         )
 
     def replay(self, result: EvalResult) -> WiderReplayStats:

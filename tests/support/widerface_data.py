@@ -101,8 +101,10 @@ def write_dataset(root: Path, seed: int, style: str, n_events: int = 4, n_images
             keeps[s].append(_cells(ks[s]))
     from scipy.io import savemat
 
-    savemat(gt_dir / "wider_face_val.mat", {"event_list": _cells(events), "file_list": _cells(files),
-                                             "face_bbx_list": _cells(boxes)})
+    savemat(
+        gt_dir / "wider_face_val.mat",
+        {"event_list": _cells(events), "file_list": _cells(files), "face_bbx_list": _cells(boxes)},
+    )
     for s in SUBSETS:
         savemat(gt_dir / f"wider_{s}_val.mat", {"gt_list": _cells(keeps[s])})
     # predictions: the ground truth's images, plus images and an event it lacks
