@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -70,13 +71,13 @@ class WiderPredictions:
         return len(self.rows)
 
 
-def _loadmat(path: str) -> dict:
+def _loadmat(path: str, names: tuple[str, ...]) -> dict:
     try:
         from scipy.io import loadmat
     except ImportError:  # pragma: no cover - the extra is installed in CI
         raise InputError(path, None, "reading .mat files needs scipy: pip install 'deteval[widerface]'") from None
     try:
-        return loadmat(path)
+        return loadmat(path, variable_names=names)  # the files hold more (blur, pose ... labels): not read
     except FileNotFoundError:
         raise InputError(
             path, None, "no such file (WIDER FACE ground truth needs the four official .mat files)"
@@ -116,7 +117,7 @@ def load_widerface_gt(gt_dir: str | os.PathLike) -> WiderGroundTruth:
     if not os.path.isdir(gt_dir):
         raise InputError(gt_dir, None, f"WIDER FACE ground truth is a folder holding {', '.join(MAT_FILES)}")
     face_path = os.path.join(gt_dir, MAT_FILES[0])
-    mat = _loadmat(face_path)
+    mat = _loadmat(face_path, ("event_list", "file_list", "face_bbx_list"))
     events_raw = _cells(_field(mat, "event_list", face_path), face_path, "event_list")
     files_raw = _cells(_field(mat, "file_list", face_path), face_path, "file_list")
     boxes_raw = _cells(_field(mat, "face_bbx_list", face_path), face_path, "face_bbx_list")
@@ -133,19 +134,20 @@ def load_widerface_gt(gt_dir: str | os.PathLike) -> WiderGroundTruth:
             names.append(_string(imgs[j], face_path, f"file_list[{e}][{j}]"))
             b = bbs[j]
             where = f"face_bbx_list[{e}][{j}] ({events[-1]}/{names[-1]})"
-            if not isinstance(b, np.ndarray) or b.ndim != 2 or not (np.issubdtype(b.dtype, np.number)):
+            if not isinstance(b, np.ndarray) or b.ndim != 2 or b.dtype.kind not in "iufb":
                 raise InputError(face_path, where, "expected a numeric (n, 4) matrix")
             if len(b) and b.shape[1] != 4:
                 raise InputError(face_path, where, f"expected (n, 4) boxes, got shape {b.shape}")
-            b = b.astype(np.float64).reshape(-1, 4) if len(b) else np.zeros((0, 4))
-            if np.isnan(b).any():
-                raise InputError(face_path, where, "a box holds NaN")
-            boxes.append(b)
+            boxes.append(b.astype(np.float64).reshape(-1, 4) if len(b) else np.zeros((0, 4)))
             counts.append(len(b))
             image_event.append(e)
     box_offsets = np.zeros(len(names) + 1, np.int64)
     np.cumsum(counts, out=box_offsets[1:])
     flat = np.concatenate(boxes) if boxes else np.zeros((0, 4))
+    nan = np.flatnonzero(np.isnan(flat).any(axis=1))
+    if len(nan):
+        i = int(np.searchsorted(box_offsets, nan[0], side="right")) - 1
+        raise InputError(face_path, f"face_bbx_list: {events[image_event[i]]}/{names[i]}", "a box holds NaN")
     keep = np.zeros((len(SUBSETS), len(flat)), np.bool_)
     keep_counts = np.zeros((len(SUBSETS), len(names)), np.int64)
     bad = np.zeros((len(SUBSETS), len(names)), np.bool_)
@@ -175,10 +177,12 @@ def _read_keep(
     counts: np.ndarray,
     bad: np.ndarray,
 ) -> None:
-    lists = _cells(_field(_loadmat(path), "gt_list", path), path, "gt_list")
+    lists = _cells(_field(_loadmat(path, ("gt_list",)), "gt_list", path), path, "gt_list")
     if len(lists) < len(events):
         raise InputError(path, None, f"gt_list has {len(lists)} events, wider_face_val.mat {len(events)}")
     extra = len(lists) - len(events)
+    values: dict[np.dtype, list] = {}  # the keep lists by type: k - 1 is taken in each list's own type
+    owners: dict[np.dtype, list] = {}
     image = 0
     for e in range(len(events)):
         per_image = _cells(lists[e], path, f"gt_list[{e}]")
@@ -188,19 +192,23 @@ def _read_keep(
         extra += len(per_image) - n_images
         for j in range(n_images):
             k = per_image[j]
-            where = f"gt_list[{e}][{j}]"
-            if not isinstance(k, np.ndarray) or k.ndim != 2 or not np.issubdtype(k.dtype, np.integer):
-                raise InputError(path, where, f"expected an integer keep list, got {getattr(k, 'dtype', type(k))}")
+            if not isinstance(k, np.ndarray) or k.ndim != 2 or k.dtype.kind not in "iu":
+                got = getattr(k, "dtype", type(k).__name__)
+                raise InputError(path, f"gt_list[{e}][{j}]", f"expected an integer keep list, got {got}")
             counts[image] = len(k)
-            if len(k):
-                g0, g1 = box_offsets[image], box_offsets[image + 1]
-                index = (k - 1).reshape(-1).astype(np.int64)  # k - 1 in k's own type: 0 wraps in unsigned types
-                n = g1 - g0
-                if ((index < -n) | (index >= n)).any():
-                    bad[image] = True
-                else:
-                    keep[g0 + np.where(index < 0, index + n, index)] = True
+            if k.size:
+                values.setdefault(k.dtype, []).append(k.reshape(-1))
+                owners.setdefault(k.dtype, []).append((image, k.size))
             image += 1
+    n_faces = np.diff(box_offsets)
+    for dtype, parts in values.items():
+        index = (np.concatenate(parts) - 1).astype(np.int64)  # a 0 wraps in unsigned types, as numpy computes it
+        img = np.repeat(*np.array(owners[dtype], np.int64).T)
+        n = n_faces[img]
+        out = (index < -n) | (index >= n)  # numpy's IndexError, where the script looks
+        bad[img[out]] = True
+        ok = ~out
+        keep[box_offsets[img[ok]] + np.where(index[ok] < 0, index[ok] + n[ok], index[ok])] = True
     if extra:
         accepted(path, False, extra, "events or images beyond wider_face_val.mat's", None, "not read, as the script")
 
@@ -210,6 +218,20 @@ def _image_key(first_line: str) -> str:
 
 
 def _read_rows(path: str, lines: list[str], odd: dict[str, list]) -> np.ndarray:
+    """The rows after the count line: every line five values, float() each, no NaN; else the line by line
+    reading below, which accepts the tolerated oddities and names the first bad line."""
+    split = [line.rstrip("\r\n").split(" ") for line in lines[2:]]
+    if all(len(t) == 5 for t in split):
+        try:
+            rows = np.array(list(map(float, chain.from_iterable(split))), np.float64).reshape(-1, 5)
+        except ValueError:
+            rows = None
+        if rows is not None and not np.isnan(rows).any():
+            return rows
+    return _read_rows_slowly(path, lines, odd)
+
+
+def _read_rows_slowly(path: str, lines: list[str], odd: dict[str, list]) -> np.ndarray:
     rows = []
     for n, line in enumerate(lines[2:], start=3):
         tokens = line.rstrip("\r\n").split(" ")
