@@ -255,3 +255,22 @@ def test_curves_json_and_arrays(tmp_path):
         assert rec == r.recall[k].tolist()
         prec = [np.nan if v is None else v for v in curves["curves"][s]["precision"]]
         np.testing.assert_array_equal(prec, r.precision[k])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_generated_data_holds_the_quirks(tmp_path, seed):
+    from deteval.matching.widerface import best_faces
+    from deteval.protocols import get
+
+    pred_dir, gt_dir = write_dataset(tmp_path, seed, "ties")
+    proto = get("widerface")
+    preds, gt = proto.load(str(pred_dir), str(gt_dir), proto.params())
+    best, iou = best_faces(preds.rows, preds.offsets, gt.boxes, gt.box_offsets)
+    faces, rows = np.diff(gt.box_offsets), np.diff(preds.offsets)
+    assert (iou == 0.5).any() and (iou == 1.0).any()  # matches at exactly the threshold, and exact boxes
+    assert (gt.boxes[:, 2] == 0).any() and (gt.boxes[:, 2] == 1).any()  # zero-width and one-pixel faces
+    assert ((faces == 0) & (rows > 0)).any() and ((faces > 0) & (rows == 0)).any()
+    assert (gt.keep.sum(axis=1) < len(gt.boxes)).all()  # faces outside each subset
+    assert len(preds.outside_scores) > 0  # files of images the ground truth lacks
+    names = [p.name for p in pred_dir.rglob("*.txt")]
+    assert any(n.startswith("renamed_") for n in names)
