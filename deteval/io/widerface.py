@@ -111,7 +111,7 @@ def _field(mat: dict, key: str, path: str) -> np.ndarray:
     return mat[key]
 
 
-def load_widerface_gt(gt_dir: str | os.PathLike) -> WiderGroundTruth:
+def load_widerface_gt(gt_dir: str | os.PathLike, strict: bool = False) -> WiderGroundTruth:
     """The four official ``.mat`` files of ``gt_dir`` (see the module's text)."""
     gt_dir = os.fspath(gt_dir)
     if not os.path.isdir(gt_dir):
@@ -153,7 +153,14 @@ def load_widerface_gt(gt_dir: str | os.PathLike) -> WiderGroundTruth:
     bad = np.zeros((len(SUBSETS), len(names)), np.bool_)
     for s in range(len(SUBSETS)):
         _read_keep(
-            os.path.join(gt_dir, MAT_FILES[s + 1]), events, files_raw, box_offsets, keep[s], keep_counts[s], bad[s]
+            os.path.join(gt_dir, MAT_FILES[s + 1]),
+            events,
+            files_raw,
+            box_offsets,
+            keep[s],
+            keep_counts[s],
+            bad[s],
+            strict,
         )
     return WiderGroundTruth(
         events=events,
@@ -176,6 +183,7 @@ def _read_keep(
     keep: np.ndarray,
     counts: np.ndarray,
     bad: np.ndarray,
+    strict: bool,
 ) -> None:
     lists = _cells(_field(_loadmat(path, ("gt_list",)), "gt_list", path), path, "gt_list")
     if len(lists) < len(events):
@@ -210,7 +218,7 @@ def _read_keep(
         ok = ~out
         keep[box_offsets[img[ok]] + np.where(index[ok] < 0, index[ok] + n[ok], index[ok])] = True
     if extra:
-        accepted(path, False, extra, "events or images beyond wider_face_val.mat's", None, "not read, as the script")
+        accepted(path, strict, extra, "events or images beyond wider_face_val.mat's", None, "not read, as the script")
 
 
 def _image_key(first_line: str) -> str:
@@ -296,9 +304,11 @@ def load_widerface_preds(pred_dir: str | os.PathLike, gt: WiderGroundTruth, stri
         if odd[what]:
             rule = "read as Pytorch_Retinaface's copy of the script reads it (the original stops there)"
             accepted(pred_dir, strict, len(odd[what]), label, odd[what][0], rule)
-    parts, counts = [], np.zeros(len(gt), np.int64)
+    parts, counts, used = [], np.zeros(len(gt), np.int64), set()
     for i in range(len(gt)):
-        found = by_key.pop((gt.events[gt.image_event[i]], gt.image_names[i]), None)
+        key = (gt.events[gt.image_event[i]], gt.image_names[i])
+        found = by_key.get(key)  # an image the ground truth lists twice reads its file twice, as the script
+        used.add(key)
         if found is None:
             rule = "no prediction file names this ground-truth image (first line: <event>/<image>.jpg)"
             raise InputError(pred_dir, gt.image_label(i), rule)
@@ -307,6 +317,6 @@ def load_widerface_preds(pred_dir: str | os.PathLike, gt: WiderGroundTruth, stri
     offsets = np.zeros(len(gt) + 1, np.int64)
     np.cumsum(counts, out=offsets[1:])
     rows = np.concatenate(parts) if parts else np.zeros((0, 5))
-    outside = [r[:, 4] for _, r in by_key.values()]
+    outside = [r[:, 4] for key, (_, r) in by_key.items() if key not in used]
     outside_scores = np.concatenate(outside) if outside else np.zeros(0)
     return WiderPredictions(rows=rows, offsets=offsets, outside_scores=outside_scores, source=pred_dir)

@@ -207,7 +207,7 @@ class WiderFaceProtocol(Protocol):
     def load(self, preds: Any, gt: Any, params: WiderFaceParams) -> tuple[Any, Any]:
         from deteval.io.widerface import WiderGroundTruth, WiderPredictions, load_widerface_gt, load_widerface_preds
 
-        truth = gt if isinstance(gt, WiderGroundTruth) else load_widerface_gt(gt)
+        truth = gt if isinstance(gt, WiderGroundTruth) else load_widerface_gt(gt, params.strict)
         dets = preds if isinstance(preds, WiderPredictions) else load_widerface_preds(preds, truth, params.strict)
         if len(dets.offsets) != len(truth) + 1:
             raise InputError(dets.source, None, "predictions grouped for another ground truth")
