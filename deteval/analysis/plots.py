@@ -162,6 +162,29 @@ def class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
     return {}
 
 
+def plot_threshold_curves(result: EvalResult, path: str | Path) -> Path:
+    """The precision-recall curve of each set a result evaluates at fixed score thresholds (WIDER FACE's
+    subsets: ``result.threshold_curves()``), AP in the legend. Raises ``ImportError`` without matplotlib."""
+    Figure, Canvas = _matplotlib()
+    data = result.threshold_curves()
+    fig = Figure(figsize=(7.0, 5.5))
+    ax = fig.add_subplot()
+    for name, c in data["curves"].items():
+        ax.plot(c["recall"], c["precision"], linewidth=1.6, label=f"{name}: AP={c['AP']:.4f}")
+    ax.set_xlim(0, 1.0)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+    ax.set_title(f"{data['protocol']}: precision-recall at {len(data['thresholds'])} score thresholds")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out
+
+
 @renamed_keywords(iou="iou_thr")
 def plot_pr_per_class(
     result: EvalResult,

@@ -67,6 +67,8 @@ INPUTS: dict[str, Path | None] = {
     "citypersons_results.json": DATA_DIR / "pedestrian" / "citypersons_results.json",
     "annotation_val.odgt": DATA_DIR / "pedestrian" / "crowdhuman_gt.odgt",
     "preds.odgt": DATA_DIR / "pedestrian" / "crowdhuman_preds.odgt",
+    "wider_pred/": DATA_DIR / "widerface_example" / "pred",
+    "wider_gt/": DATA_DIR / "widerface_example" / "gt",
 }
 # flags whose value an example writes (any name will do)
 OUTPUT_FLAGS = {
