@@ -14,12 +14,15 @@ rule              pycocotools         deteval fixed mode  lvis-api         xtcoc
 ``mask_area``     no (box's area)     yes                 no               no
 ================  ==================  ==================  ===============  ===================
 
+boundary-iou-api (``iou_type="boundary"``, COCO and LVIS) reads ``iscrowd`` and honours ``ignore`` in every
+mode (:func:`rules_for`).
+
 :func:`matches_record` turns the outcome into :class:`CocoMatches`, the flat arrays accumulation reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -29,7 +32,10 @@ from deteval.errors import InputError
 from deteval.types import Detections, GroundTruth
 from deteval.vocabulary import IOU_TYPES
 
-__all__ = ["CocoMatches", "MatchRules", "Matched", "ignore_flags", "match_pipeline", "matches_record", "overlaps_of"]
+__all__ = [
+    "CocoMatches", "MatchRules", "Matched", "ignore_flags", "match_pipeline", "matches_record", "overlaps_of",
+    "rules_for",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,8 +86,16 @@ def _need(container: Any, key: str, iou_type: str) -> Any:
     return getattr(container, key)
 
 
+def rules_for(rules: MatchRules, iou_type: str) -> MatchRules:
+    """``rules`` as ``iou_type``'s reference reads them: boundary-iou-api ignores crowd and ``ignore`` ground truth."""
+    if IOU_TYPES[iou_type].crowd_or_ignore:
+        return replace(rules, crowd=True, honour_ignore=True)
+    return rules
+
+
 def ignore_flags(gt: GroundTruth, iou_type: str, rules: MatchRules) -> np.ndarray:
     """Which ground truth is ignored (never a positive; a detection matched to it is ignored)."""
+    rules = rules_for(rules, iou_type)
     if rules.crowd:
         ignore = (gt.crowd | gt.ignore) if rules.honour_ignore else gt.crowd
     else:
@@ -95,19 +109,26 @@ def ignore_flags(gt: GroundTruth, iou_type: str, rules: MatchRules) -> np.ndarra
 # the overlap of each iou type (deteval.iou_types names them): blocks of every group's D x G pairs
 
 
-def _box_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _box_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.boxes import box_iou_blocks
 
     return box_iou_blocks(*blocks, gt.boxes, crowd, dets.boxes)
 
 
-def _mask_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _mask_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.masks import mask_iou_blocks
 
     return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), crowd, _need(dets, "masks", "segm"))
 
 
-def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _boundary_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
+    from deteval.geometry.boundary import boundary_iou_blocks
+
+    gt_masks, dt_masks = _need(gt, "masks", "boundary"), _need(dets, "masks", "boundary")
+    return boundary_iou_blocks(*blocks, gt_masks, crowd, dt_masks, dilation_ratio)
+
+
+def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.obb import obb_iou_blocks, poly_iou_blocks
 
     gt_obb, dt_obb = _need(gt, "obb", "obb"), _need(dets, "obb", "obb")
@@ -117,7 +138,7 @@ def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
     return blocks_of(*blocks, gt_obb, crowd, dt_obb)
 
 
-def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.keypoints import oks_blocks
 
     gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")
@@ -129,16 +150,23 @@ def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
 
 
 # keyed by IouType.overlap
-OVERLAPS = {"box_iou": _box_overlaps, "mask_iou": _mask_overlaps, "obb_iou": _obb_overlaps, "oks": _oks_overlaps}
+OVERLAPS = {"box_iou": _box_overlaps, "mask_iou": _mask_overlaps, "obb_iou": _obb_overlaps, "oks": _oks_overlaps,
+            "boundary_iou": _boundary_overlaps}  # fmt: skip
 
 
 def overlaps_of(
-    groups: Any, dets: Detections, gt: GroundTruth, iou_type: str, crowd: np.ndarray, kpt_sigmas: Any = None
+    groups: Any,
+    dets: Detections,
+    gt: GroundTruth,
+    iou_type: str,
+    crowd: np.ndarray,
+    kpt_sigmas: Any = None,
+    dilation_ratio: float | None = None,
 ) -> np.ndarray:
     """The overlap of every (detection, ground truth) pair of every group, ``crowd`` marking the crowd
-    ground truth: box, mask or oriented-box IoU, or OKS (with ``kpt_sigmas``)."""
+    ground truth: box, mask, boundary (at ``dilation_ratio``) or oriented-box IoU, or OKS (with ``kpt_sigmas``)."""
     blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
-    return OVERLAPS[IOU_TYPES[iou_type].overlap](blocks, dets, gt, crowd, kpt_sigmas)
+    return OVERLAPS[IOU_TYPES[iou_type].overlap](blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio)
 
 
 def match_pipeline(
@@ -152,6 +180,7 @@ def match_pipeline(
     use_cats: bool = True,
     max_det: int | None = None,
     kpt_sigmas: np.ndarray | None = None,
+    dilation_ratio: float | None = None,
     iou_area: int | None = None,
     no_overlaps: bool = False,
     ignored_if_unmatched: np.ndarray | None = None,
@@ -159,14 +188,16 @@ def match_pipeline(
     """Ignore flags, grouping (each group cut to ``max_det`` by score), overlaps, greedy matching at every
     threshold and area range, and the positives per category (one when ``use_cats`` is False).
 
-    ``iou_area`` (an area range's index) also keeps each match's overlap there; ``no_overlaps`` matches
-    nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of ``dets``' rows) turns those
-    rows' false positives into ignored ones (lvis-api's categories not exhaustively annotated).
+    ``dilation_ratio`` is boundary IoU's. ``iou_area`` (an area range's index) also keeps each match's overlap
+    there; ``no_overlaps`` matches nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of
+    ``dets``' rows) turns those rows' false positives into ignored ones (lvis-api's categories not exhaustively
+    annotated). ``rules`` are read as the iou type's reference reads them (:func:`rules_for`).
     """
     from deteval.accumulation.accumulate import positives_per_category
     from deteval.matching.coco import match_groups
     from deteval.matching.groups import group_by_image_category
 
+    rules = rules_for(rules, iou_type)
     gt_ignore = ignore_flags(gt, iou_type, rules)
     gt_crowd = gt.crowd if rules.crowd else np.zeros(len(gt), bool)
     gt_counts = gt.ann_id != 0 if rules.id0_unmatched else np.ones(len(gt), bool)
@@ -174,7 +205,7 @@ def match_pipeline(
     if no_overlaps:
         ious = np.full(int(groups.pair_offsets()[-1]), -np.inf)
     else:
-        ious = overlaps_of(groups, dets, gt, iou_type, gt_crowd, kpt_sigmas)
+        ious = overlaps_of(groups, dets, gt, iou_type, gt_crowd, kpt_sigmas, dilation_ratio)
     dt_area = dets.mask_area if rules.mask_area and IOU_TYPES[iou_type].has_mask_area else dets.area
     state = match_groups(
         groups, ious, gt.area, gt_crowd, gt_ignore, gt_counts, dt_area, iou_thrs, area_ranges, iou_area=iou_area
