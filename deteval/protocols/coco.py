@@ -46,8 +46,8 @@ from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
 __all__ = [
     "COCO", "DILATION_OPTION", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "CocoReplayStats",
-    "coco_replay_index", "replay_of", "make_params", "match", "match_with", "result_from_matches", "rules_of", "stream_matches",
-    "stream_part",
+    "coco_replay_index", "replay_of", "make_params", "match", "match_with", "result_from_matches", "rules_of",
+    "stream_matches", "stream_part",
 ]  # fmt: skip
 
 
