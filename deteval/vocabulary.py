@@ -40,9 +40,9 @@ class IouType:
     ignores_unlabelled: bool = False  # a ground truth with no labelled keypoint is ignored
     has_mask_area: bool = False  # results have a mask area apart from their box's (fixed mode reads it)
     reads: str | None = None  # the iou type whose records the loaders read, when not its own (boundary: segm's)
-    # its reference ignores a ground truth that is crowd or has ``ignore`` set, in every mode and protocol
-    # (boundary-iou-api's COCOeval and LVISEval), where pycocotools reads ``iscrowd`` only
-    crowd_or_ignore: bool = False
+    # the coco protocol's reference for it ignores a ground truth that is crowd or has ``ignore`` set in compat
+    # mode too (boundary-iou-api's COCOeval), where pycocotools reads ``iscrowd`` only
+    honours_ignore: bool = False
 
     @property
     def loader_type(self) -> str:
@@ -61,6 +61,6 @@ IOU_TYPES: dict[str, IouType] = {
         IouType("obb", ("obb",), "obb_iou", "coco-obb", "coco-segm-gt-scan", box_optional=True),
         IouType("boundary", ("masks",), "boundary_iou", "coco-boundary", "coco-segm-gt-scan",
                 "deteval.geometry.boundary", box_optional=True, has_mask_area=True, reads="segm",
-                crowd_or_ignore=True),
+                honours_ignore=True),
     )
 }  # fmt: skip

@@ -52,9 +52,11 @@ __all__ = [
 
 
 def rules_of(params: CocoParams) -> MatchRules:
-    """How ``params``' mode reads the ground truth and results (pycocotools' in compat mode)."""
+    """How ``params``' mode reads the ground truth and results (pycocotools' in compat mode; boundary-iou-api's,
+    which honours ``ignore``, for boundary IoU)."""
     if params.compat:  # pycocotools marks matches with annotation ids and reads 0 as "no match"
-        return MatchRules(crowd=True, honour_ignore=False, id0_unmatched=True, mask_area=False)
+        honour = IOU_TYPE_TABLE[params.iou_type].honours_ignore
+        return MatchRules(crowd=True, honour_ignore=honour, id0_unmatched=True, mask_area=False)
     return MatchRules(crowd=True, honour_ignore=True, id0_unmatched=False, mask_area=True)
 
 

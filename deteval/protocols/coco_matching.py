@@ -14,15 +14,14 @@ rule              pycocotools         deteval fixed mode  lvis-api         xtcoc
 ``mask_area``     no (box's area)     yes                 no               no
 ================  ==================  ==================  ===============  ===================
 
-boundary-iou-api (``iou_type="boundary"``, COCO and LVIS) reads ``iscrowd`` and honours ``ignore`` in every
-mode (:func:`rules_for`).
+boundary-iou-api's COCOeval (the coco protocol's ``iou_type="boundary"``) honours ``ignore`` in compat mode too.
 
 :func:`matches_record` turns the outcome into :class:`CocoMatches`, the flat arrays accumulation reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -32,10 +31,7 @@ from deteval.errors import InputError
 from deteval.types import Detections, GroundTruth
 from deteval.vocabulary import IOU_TYPES
 
-__all__ = [
-    "CocoMatches", "MatchRules", "Matched", "ignore_flags", "match_pipeline", "matches_record", "overlaps_of",
-    "rules_for",
-]  # fmt: skip
+__all__ = ["CocoMatches", "MatchRules", "Matched", "ignore_flags", "match_pipeline", "matches_record", "overlaps_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,16 +82,8 @@ def _need(container: Any, key: str, iou_type: str) -> Any:
     return getattr(container, key)
 
 
-def rules_for(rules: MatchRules, iou_type: str) -> MatchRules:
-    """``rules`` as ``iou_type``'s reference reads them: boundary-iou-api ignores crowd and ``ignore`` ground truth."""
-    if IOU_TYPES[iou_type].crowd_or_ignore:
-        return replace(rules, crowd=True, honour_ignore=True)
-    return rules
-
-
 def ignore_flags(gt: GroundTruth, iou_type: str, rules: MatchRules) -> np.ndarray:
     """Which ground truth is ignored (never a positive; a detection matched to it is ignored)."""
-    rules = rules_for(rules, iou_type)
     if rules.crowd:
         ignore = (gt.crowd | gt.ignore) if rules.honour_ignore else gt.crowd
     else:
@@ -191,13 +179,12 @@ def match_pipeline(
     ``dilation_ratio`` is boundary IoU's. ``iou_area`` (an area range's index) also keeps each match's overlap
     there; ``no_overlaps`` matches nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of
     ``dets``' rows) turns those rows' false positives into ignored ones (lvis-api's categories not exhaustively
-    annotated). ``rules`` are read as the iou type's reference reads them (:func:`rules_for`).
+    annotated).
     """
     from deteval.accumulation.accumulate import positives_per_category
     from deteval.matching.coco import match_groups
     from deteval.matching.groups import group_by_image_category
 
-    rules = rules_for(rules, iou_type)
     gt_ignore = ignore_flags(gt, iou_type, rules)
     gt_crowd = gt.crowd if rules.crowd else np.zeros(len(gt), bool)
     gt_counts = gt.ann_id != 0 if rules.id0_unmatched else np.ones(len(gt), bool)
