@@ -95,9 +95,16 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
         p = np.int64(0)
         for j in range(a0, a1):
             run = np.int64(counts[j])
-            if (j - a0) & 1:
-                for q in range(p, p + run):
-                    grid[(q // h - c0) * bh + q % h - r0] = 1
+            if (j - a0) & 1 and run > 0:
+                c, r = p // h, p % h  # one division per run: a run covers whole columns between its ends
+                left = run
+                while left > 0:
+                    take = min(left, h - r)
+                    base = (c - c0) * bh + r - r0
+                    grid[base : base + take] = 1
+                    left -= take
+                    c += 1
+                    r = np.int64(0)
             p += run
         # along columns: a run [a, b) keeps [a + d, b - d) (the window's edges are the mask's outside)
         for c in range(bw):
