@@ -63,15 +63,42 @@ def _window(counts, start, stop, h):  # pragma: no cover - numba
     return c0, c1, r0, r1
 
 
+@njit(cache=True)
+def _intersect(s, e, a0, a1, b0, b1, out_s, out_e, o):  # pragma: no cover - numba
+    """The intersection of the sorted disjoint intervals ``[a0, a1)`` and ``[b0, b1)`` of ``s``/``e`` written
+    at ``out[o:]``; the new end."""
+    i, j = a0, b0
+    while i < a1 and j < b1:
+        lo = max(s[i], s[j])
+        hi = min(e[i], e[j])
+        if lo < hi:
+            out_s[o] = lo
+            out_e[o] = hi
+            o += 1
+        if e[i] < e[j]:
+            i += 1
+        else:
+            j += 1
+    return o
+
+
 @njit(cache=True, nogil=True)
 def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: no cover - numba
-    """Boundary runs of masks ``lo:hi``: (their runs one after another, each mask's run count)."""
+    """Boundary runs of masks ``lo:hi``: (their runs one after another, each mask's run count).
+
+    Per mask, on intervals of rows per column (never on pixels): the mask's intervals, each shrunk by ``d``
+    at both ends (erosion along columns; the window's edges are the mask's outside), intersected over the
+    ``2d + 1`` columns around each column (erosion along rows; van Herk's prefix and suffix intersections
+    over blocks of ``2d + 1`` columns, three intersections a column whatever ``d``), and the mask's intervals
+    less those (the boundary)."""
     out = np.empty(1024, np.uint32)
     lens = np.zeros(hi - lo, np.int64)
     n = 0
-    grid = np.zeros(0, np.uint8)  # the window's pixels, column-major: 1 mask, 2 eroded (kept inside), 0 outside
-    vert = np.zeros(0, np.uint8)  # eroded along columns
-    run_len = np.zeros(0, np.int64)  # per row: consecutive columns eroded along columns, up to this one
+    # interval lists: starts and ends (rows), and per column where its list lies in them
+    s = np.empty(256, np.int64)
+    e = np.empty(256, np.int64)
+    col_lo = np.empty(16, np.int64)  # per list: first and end index in s/e (lists: M's columns, V's, G's, H's)
+    col_hi = np.empty(16, np.int64)
     for i in range(lo, hi):
         h, w, d = np.int64(height[i]), np.int64(width[i]), np.int64(depth[i])
         a0, a1 = offsets[i], offsets[i + 1]
@@ -83,83 +110,137 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
             lens[i - lo] = 1
             n += 1
             continue
-        bh, bw = r1 - r0 + 1, c1 - c0 + 1
-        size = bh * bw
-        grid = _grown(grid, size)
-        vert = _grown(vert, size)
-        run_len = _grown(run_len, bh)
-        grid[:size] = 0
-        vert[:size] = 0
-        run_len[:bh] = 0
-        # the mask's pixels inside the window
+        nw = c1 - c0 + 1
+        k = 2 * d + 1
+        # lists 0..nw-1: M's columns; nw..2nw-1: V's; 2nw..3nw-1: G (prefix); 3nw..4nw-1: H (suffix); 4nw..: E
+        col_lo = _grown(col_lo, 5 * nw)
+        col_hi = _grown(col_hi, 5 * nw)
+        m = 0  # used entries of s/e
+        # M: the 1-runs cut at column ends, adjacent pieces merged (zero-length runs in between)
+        for c in range(nw):
+            col_lo[c] = col_hi[c] = -1
         p = np.int64(0)
         for j in range(a0, a1):
             run = np.int64(counts[j])
             if (j - a0) & 1 and run > 0:
-                c, r = p // h, p % h  # one division per run: a run covers whole columns between its ends
+                c, r = p // h, p % h
                 left = run
                 while left > 0:
                     take = min(left, h - r)
-                    base = (c - c0) * bh + r - r0
-                    grid[base : base + take] = 1
+                    cc = c - c0
+                    s = _grown(s, m + 1)
+                    e = _grown(e, m + 1)
+                    if col_lo[cc] < 0:
+                        col_lo[cc] = m
+                        s[m], e[m] = r, r + take
+                        m += 1
+                    elif e[m - 1] == r:  # touches the previous piece of this column
+                        e[m - 1] = r + take
+                    else:
+                        s[m], e[m] = r, r + take
+                        m += 1
+                    col_hi[cc] = m
                     left -= take
                     c += 1
                     r = np.int64(0)
             p += run
-        # along columns: a run [a, b) keeps [a + d, b - d) (the window's edges are the mask's outside)
-        for c in range(bw):
-            base = c * bh
-            r = np.int64(0)
-            while r < bh:
-                if grid[base + r] == 0:
-                    r += 1
-                    continue
-                a = r
-                while r < bh and grid[base + r] != 0:
-                    r += 1
-                for k in range(a + d, r - d):
-                    vert[base + k] = 1
-        # along rows: a pixel is eroded when the 2d + 1 columns centred on it are all eroded along columns
-        span = 2 * d + 1
-        for c in range(bw):
-            base = c * bh
-            for r in range(bh):
-                if vert[base + r]:
-                    run_len[r] += 1
-                    if run_len[r] >= span:
-                        grid[(c - d) * bh + r] = 2
-                else:
-                    run_len[r] = 0
-        # the boundary (1s left) as canonical runs over the whole image
-        out = _grown(out, n + size + 2)
-        m = n
+        for c in range(nw):
+            if col_lo[c] < 0:
+                col_lo[c] = col_hi[c] = m
+        # V: each interval shrunk by d at both ends
+        for c in range(nw):
+            s = _grown(s, m + col_hi[c] - col_lo[c])
+            e = _grown(e, m + col_hi[c] - col_lo[c])
+            col_lo[nw + c] = m
+            for t in range(col_lo[c], col_hi[c]):
+                if e[t] - s[t] > 2 * d:
+                    s[m], e[m] = s[t] + d, e[t] - d
+                    m += 1
+            col_hi[nw + c] = m
+        # G and H over blocks of k columns: G[j] = V[block start .. j], H[j] = V[j .. block end]
+        if nw >= k:
+            for b in range(0, nw, k):
+                be = min(b + k, nw)
+                for j in range(b, be):
+                    v = nw + j
+                    if j == b:
+                        ln = col_hi[v] - col_lo[v]
+                        s = _grown(s, m + ln)
+                        e = _grown(e, m + ln)
+                        s[m : m + ln] = s[col_lo[v] : col_hi[v]]
+                        e[m : m + ln] = e[col_lo[v] : col_hi[v]]
+                        col_lo[2 * nw + j], col_hi[2 * nw + j] = m, m + ln
+                        m += ln
+                    else:
+                        g = 2 * nw + j - 1
+                        s = _grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        e = _grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        end = _intersect(s, e, col_lo[g], col_hi[g], col_lo[v], col_hi[v], s, e, m)
+                        col_lo[2 * nw + j], col_hi[2 * nw + j] = m, end
+                        m = end
+                for j in range(be - 1, b - 1, -1):
+                    v = nw + j
+                    if j == be - 1:
+                        col_lo[3 * nw + j], col_hi[3 * nw + j] = col_lo[v], col_hi[v]
+                    else:
+                        g = 3 * nw + j + 1
+                        s = _grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        e = _grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        end = _intersect(s, e, col_lo[g], col_hi[g], col_lo[v], col_hi[v], s, e, m)
+                        col_lo[3 * nw + j], col_hi[3 * nw + j] = m, end
+                        m = end
+        # E at column c (window start c - d): H[c - d] and G[c + d]; none where the window leaves the extent
+        for c in range(nw):
+            x = 4 * nw + c
+            if c < d or c + d >= nw:
+                col_lo[x] = col_hi[x] = m
+                continue
+            hh, gg = 3 * nw + c - d, 2 * nw + c + d
+            s = _grown(s, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
+            e = _grown(e, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
+            end = _intersect(s, e, col_lo[hh], col_hi[hh], col_lo[gg], col_hi[gg], s, e, m)
+            col_lo[x], col_hi[x] = m, end
+            m = end
+        # the boundary: M's intervals less E's (E lies inside M), as canonical runs over the whole image
+        out = _grown(out, n + 2 * (m + nw) + 2)
+        o = n
         done = np.int64(0)  # pixels the runs written so far cover
         cur = np.int64(-1)  # the 1-run being built: its start and length
         cur_n = np.int64(0)
-        for c in range(bw):
-            base = c * bh
-            col = (c0 + c) * h + r0
-            for r in range(bh):
-                if grid[base + r] == 1:
-                    q = col + r
-                    if cur_n > 0 and q == cur + cur_n:
-                        cur_n += 1
+        for c in range(nw):
+            col = (c0 + c) * h
+            x = 4 * nw + c
+            q = col_lo[x]
+            for t in range(col_lo[c], col_hi[c]):
+                a, b = s[t], e[t]
+                while a < b:
+                    # skip E's intervals ending before a; the next piece of boundary is [a, min(b, next E start))
+                    while q < col_hi[x] and e[q] <= a:
+                        q += 1
+                    if q < col_hi[x] and s[q] <= a:
+                        a = e[q]
+                        continue
+                    stop = b if q >= col_hi[x] else min(b, s[q])
+                    start = col + a
+                    if cur_n > 0 and start == cur + cur_n:
+                        cur_n += stop - a
                     else:
                         if cur_n > 0:
-                            out[m] = cur - done
-                            out[m + 1] = cur_n
-                            m += 2
+                            out[o] = cur - done
+                            out[o + 1] = cur_n
+                            o += 2
                             done = cur + cur_n
-                        cur, cur_n = q, 1
-        out[m] = cur - done
-        out[m + 1] = cur_n
-        m += 2
+                        cur, cur_n = start, stop - a
+                    a = stop
+        out[o] = cur - done
+        out[o + 1] = cur_n
+        o += 2
         done = cur + cur_n
         if done < total:
-            out[m] = total - done
-            m += 1
-        lens[i - lo] = m - n
-        n = m
+            out[o] = total - done
+            o += 1
+        lens[i - lo] = o - n
+        n = o
     return out[:n].copy(), lens
 
 

@@ -66,7 +66,9 @@ def fake100():
     return load_json(FAKE100_SEGM), load_json(FAKE100_GT)
 
 
-@pytest.mark.parametrize("ratio", [0.02, 0.005, 0.1])
+@pytest.mark.parametrize(
+    "ratio", [0.02, pytest.param(0.005, marks=pytest.mark.slow), pytest.param(0.1, marks=pytest.mark.slow)]
+)
 def test_fake100_equals_boundary_iou_api(fake100, ratio):
     preds, gt = fake100
     expected = _official(preds, gt, ratio)
@@ -78,6 +80,7 @@ def test_fake100_equals_boundary_iou_api(fake100, ratio):
     assert res.stats["AP"] < segm.stats["AP"]  # boundaries are stricter than masks: the test can fail
 
 
+@pytest.mark.slow
 def test_fake100_ignore_flags_are_honoured(fake100):
     """The official rule: a GT with ``ignore`` set is ignored (pip pycocotools overwrites it with iscrowd)."""
     preds, gt = fake100
@@ -90,6 +93,7 @@ def test_fake100_ignore_flags_are_honoured(fake100):
     assert plain.stats["AP"] != res.stats["AP"]
 
 
+@pytest.mark.slow
 def test_fake100_cli(fake100, tmp_path):
     preds, gt = fake100
     out = tmp_path / "out.json"
