@@ -7,9 +7,9 @@ sqrt(h**2 + w**2)))`` on the mask's own size. The overlap of a pair is the small
 boundary IoU, each pycocotools' ``rleIou`` (:mod:`deteval.geometry.masks`); a crowd ground truth's
 is its mask IoU alone.
 
-Each boundary is computed once per mask, only for masks that meet one of the other side, on the
-pixels of the mask's extent (outside it everything is 0 already), and kept as canonical runs (as
-pycocotools' ``encode`` writes them).
+Each boundary is computed once per mask, only for masks that meet one of the other side, on the mask's
+intervals of rows per column (never on pixels: the cost follows the runs, not the area), and kept as
+canonical runs (as pycocotools' ``encode`` writes them).
 """
 
 from __future__ import annotations
