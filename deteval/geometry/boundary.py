@@ -167,8 +167,9 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                         ln = col_hi[v] - col_lo[v]
                         s = _grown(s, m + ln)
                         e = _grown(e, m + ln)
-                        s[m : m + ln] = s[col_lo[v] : col_hi[v]]
-                        e[m : m + ln] = e[col_lo[v] : col_hi[v]]
+                        for t in range(ln):
+                            s[m + t] = s[col_lo[v] + t]
+                            e[m + t] = e[col_lo[v] + t]
                         col_lo[2 * nw + j], col_hi[2 * nw + j] = m, m + ln
                         m += ln
                     else:
