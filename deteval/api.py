@@ -64,9 +64,10 @@ def evaluate(
         list. Neither input is modified.
     protocol : str, default "coco"
         A registered protocol (``deteval.protocols.available()``).
-    iou_type : {"bbox", "segm", "keypoints", "obb"}, optional
+    iou_type : {"bbox", "segm", "keypoints", "obb", "boundary"}, optional
         What is compared; each protocol lists its own (``Protocol.iou_types``). Default: ``bbox``, or the
-        protocol's only iou type (crowdpose: ``keypoints``).
+        protocol's only iou type (crowdpose: ``keypoints``). ``boundary`` (coco, lvis) is boundary IoU, its
+        width set by the option ``dilation_ratio`` (default 0.02).
     compat : bool, default True
         Reproduce the reference tool exactly, quirks included; False corrects
         the quirks (see README, "Compat and fixed modes").

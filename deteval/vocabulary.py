@@ -39,6 +39,15 @@ class IouType:
     warm_scan: bool = False  # the scanner reads mid-sized files once its (box) kernels are cached
     ignores_unlabelled: bool = False  # a ground truth with no labelled keypoint is ignored
     has_mask_area: bool = False  # results have a mask area apart from their box's (fixed mode reads it)
+    reads: str | None = None  # the iou type whose records the loaders read, when not its own (boundary: segm's)
+    # the coco protocol's reference for it ignores a ground truth that is crowd or has ``ignore`` set in compat
+    # mode too (boundary-iou-api's COCOeval), where pycocotools reads ``iscrowd`` only
+    honours_ignore: bool = False
+
+    @property
+    def loader_type(self) -> str:
+        """The iou type :mod:`deteval.io`'s loaders are given."""
+        return self.reads or self.name
 
 
 IOU_TYPES: dict[str, IouType] = {
@@ -50,5 +59,8 @@ IOU_TYPES: dict[str, IouType] = {
         IouType("keypoints", ("keypoints", "num_keypoints"), "oks", "coco-keypoints", "coco-bbox-scan",
                 warm_scan=True, ignores_unlabelled=True),
         IouType("obb", ("obb",), "obb_iou", "coco-obb", "coco-segm-gt-scan", box_optional=True),
+        IouType("boundary", ("masks",), "boundary_iou", "coco-boundary", "coco-segm-gt-scan",
+                "deteval.geometry.boundary", box_optional=True, has_mask_area=True, reads="segm",
+                honours_ignore=True),
     )
 }  # fmt: skip

@@ -96,6 +96,14 @@ def record() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
             _evaluator_segm(deteval),
         ],
     )
+    # boundary IoU: the boundaries' kernels and their overlaps', on results read either way
+    flow(
+        "coco-boundary",
+        lambda: [
+            deteval.evaluate(str(SEGM_DT), str(GT), iou_type="boundary"),
+            deteval.evaluate(*scanned_segm, iou_type="boundary"),
+        ],
+    )
     flow("coco-keypoints", lambda: deteval.evaluate(*kp, iou_type="keypoints"))
     with tuned(TUNING, kernel_sort_rows=0, radix_rows=0, csr_rows_per_part=1):
         flow("sort-large", lambda: deteval.evaluate(str(DT), str(GT)))

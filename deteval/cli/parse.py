@@ -157,8 +157,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--iou-type",
-        help="what is compared: bbox, segm, keypoints, obb (oriented boxes); default bbox, or the protocol's only "
-        "one (crowdpose: keypoints)",
+        help="what is compared: bbox, segm, keypoints, obb (oriented boxes), boundary (boundary IoU of masks, "
+        "coco and lvis); default bbox, or the protocol's only one (crowdpose: keypoints)",
     )
     p.add_argument(
         "--config",

@@ -45,16 +45,18 @@ from deteval.types import Detections, GroundTruth, IdTable
 from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
 __all__ = [
-    "COCO", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "CocoReplayStats", "coco_replay_index",
-    "replay_of", "make_params", "match", "match_with", "result_from_matches", "rules_of", "stream_matches",
-    "stream_part",
+    "COCO", "DILATION_OPTION", "CocoMatches", "CocoParams", "CocoProtocol", "CocoReplay", "CocoReplayStats",
+    "coco_replay_index", "replay_of", "make_params", "match", "match_with", "result_from_matches", "rules_of",
+    "stream_matches", "stream_part",
 ]  # fmt: skip
 
 
 def rules_of(params: CocoParams) -> MatchRules:
-    """How ``params``' mode reads the ground truth and results (pycocotools' in compat mode)."""
+    """How ``params``' mode reads the ground truth and results (pycocotools' in compat mode; boundary-iou-api's,
+    which honours ``ignore``, for boundary IoU)."""
     if params.compat:  # pycocotools marks matches with annotation ids and reads 0 as "no match"
-        return MatchRules(crowd=True, honour_ignore=False, id0_unmatched=True, mask_area=False)
+        honour = IOU_TYPE_TABLE[params.iou_type].honours_ignore
+        return MatchRules(crowd=True, honour_ignore=honour, id0_unmatched=True, mask_area=False)
     return MatchRules(crowd=True, honour_ignore=True, id0_unmatched=False, mask_area=True)
 
 
@@ -76,8 +78,8 @@ def match_with(dets: Detections, gt: GroundTruth, params: CocoParams, rules: Mat
     all_area = (params.area_labels.index("all") if "all" in params.area_labels else 0) if keep_iou else None
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=rules,
-        use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas, iou_area=all_area,
-        keep_gt=params.keep_matches,
+        use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas,
+        dilation_ratio=params.dilation_ratio, iou_area=all_area, keep_gt=params.keep_matches,
     )  # fmt: skip
     n_cat = len(gt.categories) if params.use_cats else 1
     record = matches_record(matched, dets, n_cat, params.use_cats, nan_scores=dets.nan_scores)
@@ -166,7 +168,7 @@ class CocoReplayStats(Replay):
 
 def overlaps(groups, dets: Detections, gt: GroundTruth, params: CocoParams) -> np.ndarray:
     """The overlap of every (detection, ground truth) pair of every group: box, mask or oriented-box IoU, or OKS."""
-    return overlaps_of(groups, dets, gt, params.iou_type, gt.crowd, params.kpt_sigmas)
+    return overlaps_of(groups, dets, gt, params.iou_type, gt.crowd, params.kpt_sigmas, params.dilation_ratio)
 
 
 def shown_nan_scores(scores: np.ndarray) -> None:
@@ -259,6 +261,21 @@ def _area_ranges(specs: list[str]) -> dict[str, tuple[float, float]]:
     return ranges
 
 
+def _ratio(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"the dilation ratio must be a number, got {text!r}") from None
+
+
+# boundary IoU's erosion depth (coco and lvis)
+DILATION_OPTION = Option(
+    "dilation_ratio", "--dilation-ratio",
+    "--iou-type boundary: the boundary's width as a fraction of the mask's diagonal (default 0.02)",
+    convert=_ratio, metavar="R",
+)  # fmt: skip
+
+
 # the batch box formats of COCO's streaming iou types and the containers' (deteval.protocols.streaming.StreamSpec)
 STREAM_BOXES = {"xyxy": "xywh", "xywh": "xywh", "cxcywh": "xywh"}
 STREAM_OBB = {"xywha": "obb", "poly": "obb"}
@@ -284,6 +301,7 @@ class CocoProtocol(Protocol):
         Option("use_cats", "--no-cats", "pool categories (pycocotools' useCats=0)", "switch", value=False),
         Option("kpt_sigmas", "--kpt-sigmas", "keypoint sigmas, one per keypoint (default: COCO's 17)", "list",
                _numbers(float, "keypoint sigmas"), metavar="S"),
+        DILATION_OPTION,
         Option("image_sizes", "--image-sizes", 'YOLO label/prediction folders: {"<stem>": [width, height]} JSON '
                "or the images' folder (COCO's boxes and areas are in pixels)", metavar="SIZES"),
         Option("names", "--names", "class names file: one per line, indices in file order", metavar="FILE"),
@@ -309,7 +327,8 @@ class CocoProtocol(Protocol):
                                  "area ranges are in pixels")  # fmt: skip
             preds, gt = coco_records(read_yolo(preds, gt, params.image_sizes, params.names))
         compile_ahead(IOU_TYPE_TABLE[params.iou_type].kernel_group)  # the evaluation's kernels, by helpers if cold
-        return load_coco_pair(preds, gt, iou_type=params.iou_type, strict=params.strict)
+        loader_type = IOU_TYPE_TABLE[params.iou_type].loader_type  # boundary reads segm's records
+        return load_coco_pair(preds, gt, iou_type=loader_type, strict=params.strict)
 
     def match(self, preds: Detections, gt: GroundTruth, params: CocoParams) -> CocoMatches:
         return match(preds, gt, params)
@@ -342,7 +361,7 @@ class CocoProtocol(Protocol):
         return match_pipeline(
             dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges,
             rules=rules_of(params), use_cats=params.use_cats, max_det=params.max_dets[-1],
-            kpt_sigmas=params.kpt_sigmas, no_overlaps=no_overlaps,
+            kpt_sigmas=params.kpt_sigmas, dilation_ratio=params.dilation_ratio, no_overlaps=no_overlaps,
         )  # fmt: skip
 
     shown_nan_scores = staticmethod(shown_nan_scores)

@@ -14,6 +14,8 @@ rule              pycocotools         deteval fixed mode  lvis-api         xtcoc
 ``mask_area``     no (box's area)     yes                 no               no
 ================  ==================  ==================  ===============  ===================
 
+boundary-iou-api's COCOeval (the coco protocol's ``iou_type="boundary"``) honours ``ignore`` in compat mode too.
+
 :func:`matches_record` turns the outcome into :class:`CocoMatches`, the flat arrays accumulation reads.
 """
 
@@ -98,19 +100,26 @@ def ignore_flags(gt: GroundTruth, iou_type: str, rules: MatchRules) -> np.ndarra
 # the overlap of each iou type (deteval.iou_types names them): blocks of every group's D x G pairs
 
 
-def _box_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _box_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.boxes import box_iou_blocks
 
     return box_iou_blocks(*blocks, gt.boxes, crowd, dets.boxes)
 
 
-def _mask_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _mask_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.masks import mask_iou_blocks
 
     return mask_iou_blocks(*blocks, _need(gt, "masks", "segm"), crowd, _need(dets, "masks", "segm"))
 
 
-def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _boundary_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
+    from deteval.geometry.boundary import boundary_iou_blocks
+
+    gt_masks, dt_masks = _need(gt, "masks", "boundary"), _need(dets, "masks", "boundary")
+    return boundary_iou_blocks(*blocks, gt_masks, crowd, dt_masks, dilation_ratio)
+
+
+def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.obb import obb_iou_blocks, poly_iou_blocks
 
     gt_obb, dt_obb = _need(gt, "obb", "obb"), _need(dets, "obb", "obb")
@@ -120,7 +129,7 @@ def _obb_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
     return blocks_of(*blocks, gt_obb, crowd, dt_obb)
 
 
-def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
+def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio):
     from deteval.geometry.keypoints import oks_blocks
 
     gt_kpts, dt_kpts = _need(gt, "keypoints", "keypoints"), _need(dets, "keypoints", "keypoints")
@@ -132,16 +141,23 @@ def _oks_overlaps(blocks, dets, gt, crowd, kpt_sigmas):
 
 
 # keyed by IouType.overlap
-OVERLAPS = {"box_iou": _box_overlaps, "mask_iou": _mask_overlaps, "obb_iou": _obb_overlaps, "oks": _oks_overlaps}
+OVERLAPS = {"box_iou": _box_overlaps, "mask_iou": _mask_overlaps, "obb_iou": _obb_overlaps, "oks": _oks_overlaps,
+            "boundary_iou": _boundary_overlaps}  # fmt: skip
 
 
 def overlaps_of(
-    groups: Any, dets: Detections, gt: GroundTruth, iou_type: str, crowd: np.ndarray, kpt_sigmas: Any = None
+    groups: Any,
+    dets: Detections,
+    gt: GroundTruth,
+    iou_type: str,
+    crowd: np.ndarray,
+    kpt_sigmas: Any = None,
+    dilation_ratio: float | None = None,
 ) -> np.ndarray:
     """The overlap of every (detection, ground truth) pair of every group, ``crowd`` marking the crowd
-    ground truth: box, mask or oriented-box IoU, or OKS (with ``kpt_sigmas``)."""
+    ground truth: box, mask, boundary (at ``dilation_ratio``) or oriented-box IoU, or OKS (with ``kpt_sigmas``)."""
     blocks = (groups.gt_rows, groups.gt_offsets, groups.dt_rows, groups.dt_offsets, groups.pair_offsets())
-    return OVERLAPS[IOU_TYPES[iou_type].overlap](blocks, dets, gt, crowd, kpt_sigmas)
+    return OVERLAPS[IOU_TYPES[iou_type].overlap](blocks, dets, gt, crowd, kpt_sigmas, dilation_ratio)
 
 
 def match_pipeline(
@@ -155,6 +171,7 @@ def match_pipeline(
     use_cats: bool = True,
     max_det: int | None = None,
     kpt_sigmas: np.ndarray | None = None,
+    dilation_ratio: float | None = None,
     iou_area: int | None = None,
     no_overlaps: bool = False,
     ignored_if_unmatched: np.ndarray | None = None,
@@ -163,10 +180,10 @@ def match_pipeline(
     """Ignore flags, grouping (each group cut to ``max_det`` by score), overlaps, greedy matching at every
     threshold and area range, and the positives per category (one when ``use_cats`` is False).
 
-    ``iou_area`` (an area range's index) also keeps each match's overlap there, and with ``keep_gt`` the
-    ground truth it took (``Matched.match_gt``); ``no_overlaps`` matches
-    nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of ``dets``' rows) turns those
-    rows' false positives into ignored ones (lvis-api's categories not exhaustively annotated).
+    ``dilation_ratio`` is boundary IoU's. ``iou_area`` (an area range's index) also keeps each match's overlap
+    there, and with ``keep_gt`` the ground truth it took (``Matched.match_gt``); ``no_overlaps`` matches nothing
+    (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of ``dets``' rows) turns those rows' false
+    positives into ignored ones (lvis-api's categories not exhaustively annotated).
     """
     from deteval.accumulation.accumulate import positives_per_category
     from deteval.matching.coco import match_groups
@@ -179,7 +196,7 @@ def match_pipeline(
     if no_overlaps:
         ious = np.full(int(groups.pair_offsets()[-1]), -np.inf)
     else:
-        ious = overlaps_of(groups, dets, gt, iou_type, gt_crowd, kpt_sigmas)
+        ious = overlaps_of(groups, dets, gt, iou_type, gt_crowd, kpt_sigmas, dilation_ratio)
     dt_area = dets.mask_area if rules.mask_area and IOU_TYPES[iou_type].has_mask_area else dets.area
     state = match_groups(
         groups, ious, gt.area, gt_crowd, gt_ignore, gt_counts, dt_area, iou_thrs, area_ranges, iou_area=iou_area,

@@ -18,8 +18,9 @@ from deteval.protocols import presets
 from deteval.vocabulary import IOU_TYPES as IOU_TYPE_TABLE
 
 IOU_TYPES = tuple(IOU_TYPE_TABLE)  # every iou type of the table
+DILATION_RATIO = 0.02  # boundary-iou-api's default: the erosion depth is 2% of the mask's diagonal
 # the keywords of make_params a preset (built-in or --config) may set
-PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas")
+PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas", "dilation_ratio")
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,6 +36,7 @@ class CocoParams:
     use_cats: bool = True
     compat: bool = True
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
+    dilation_ratio: float | None = None  # boundary only: the erosion depth over the mask's diagonal
     strict: bool = False  # loading: what pycocotools scores and deteval warns about is an error instead
     keep_iou: bool = False  # matching also keeps each match's overlap (CocoMatches.match_iou), for LRP
     keep_matches: bool = False  # the result keeps every detection's match (result.matches; deteval --matches)
@@ -47,6 +49,7 @@ class CocoParams:
         return {
             "iou_type": self.iou_type,
             **({"kpt_sigmas": self.kpt_sigmas.tolist()} if self.kpt_sigmas is not None else {}),
+            **({"dilation_ratio": self.dilation_ratio} if self.dilation_ratio is not None else {}),
             "iou_thrs": self.iou_thrs.tolist(),
             "max_dets": list(self.max_dets),
             "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
@@ -82,6 +85,7 @@ def make_params(
     use_cats: bool | None = None,
     compat: bool = True,
     kpt_sigmas: Sequence[float] | None = None,
+    dilation_ratio: float | None = None,
     strict: bool = False,
     builtin: str = "coco",
 ) -> CocoParams:
@@ -95,7 +99,8 @@ def make_params(
     labels ``all``, ``small``, ``medium`` and ``large``. Bounds are inclusive, as in
     pycocotools: ``lo > hi`` is an :class:`InputError` naming the label (no area fits it), while
     ``lo == hi`` is a valid point range (the annotations of exactly that area). ``kpt_sigmas``
-    (keypoints only) defaults to the 17 COCO person sigmas. A wrong value
+    (keypoints only) defaults to the 17 COCO person sigmas; ``dilation_ratio`` (boundary only, in (0, 1])
+    to boundary-iou-api's 0.02. A wrong value
     that came from a user's preset is reported naming the preset's source. ``strict`` is read by
     :meth:`CocoProtocol.load` (a repeated image id is an error); it is no parameter of pycocotools'.
     """
@@ -104,7 +109,7 @@ def make_params(
             "iou_type", None, f"{iou_type!r} is not supported by the coco protocol; choose from {IOU_TYPES}"
         )
     given = {"iou_thrs": iou_thrs, "rec_thrs": rec_thrs, "area_ranges": area_ranges, "max_dets": max_dets,
-             "use_cats": use_cats, "kpt_sigmas": kpt_sigmas}  # fmt: skip
+             "use_cats": use_cats, "kpt_sigmas": kpt_sigmas, "dilation_ratio": dilation_ratio}  # fmt: skip
     return presets.resolve(
         presets.builtin(builtin)[iou_type], _user_preset(iou_type, preset), given, PRESET_KEYS,
         lambda values: _checked_params(iou_type, values, compat, strict),
@@ -132,6 +137,7 @@ def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = Fa
             checks.fail("use_cats", rule)
     elif kpt_sigmas is not None:
         checks.fail("kpt_sigmas", "keypoint sigmas apply to iou_type='keypoints' only")
+    ratio = dilation_ratio_of(iou_type, values.get("dilation_ratio"))
     return CocoParams(
         iou_type=iou_type,
         iou_thrs=thrs,
@@ -142,5 +148,21 @@ def _checked_params(iou_type: str, values: dict, compat: bool, strict: bool = Fa
         use_cats=bool(use_cats),
         compat=bool(compat),
         kpt_sigmas=sigmas,
+        dilation_ratio=ratio,
         strict=bool(strict),
     )
+
+
+def dilation_ratio_of(iou_type: str, value: Any) -> float | None:
+    """The checked dilation ratio of boundary IoU (a number in (0, 1]); None for the other iou types, which
+    refuse one."""
+    if iou_type != "boundary":
+        if value is not None:
+            checks.fail("dilation_ratio", "a dilation ratio applies to iou_type='boundary' only")
+        return None
+    if value is None:
+        return DILATION_RATIO
+    ratio = checks.number_in("dilation_ratio", value, 0.0, 1.0, "the dilation ratio")
+    if not ratio > 0:
+        checks.fail("dilation_ratio", f"the dilation ratio must be above 0, got {ratio!r}")
+    return ratio

@@ -15,7 +15,9 @@ Fixed AP (Dave et al. 2021; ``fixed_ap=True``, ``--fixed-ap``) is the ``lvis_cha
 lvis-api (@04e89fd) with ``LVISResults(max_dets_per_cat=10000, max_dets_per_im=-1)``: no cut per image,
 each category's 10,000 highest-scoring results over the dataset kept (ties in file order); the AR stats
 are then named ``AR@10000/cat`` and so on, as that branch names them. Everything else is unchanged
-there (its ``mode="challenge2021"`` also switches to boundary IoU, which deteval does not implement).
+there. Its ``mode="challenge2021"`` also switches to boundary IoU: ``iou_type="boundary"`` with ``--fixed-ap``
+(the branch's boundary IoU is boundary-iou-api's, :mod:`deteval.geometry.boundary`, under lvis-api's rules
+above: ``iscrowd`` not read, area bounds inclusive).
 
 As in pycocotools, a match to a ground truth with annotation id 0 reads as unmatched (lvis-api records
 matches by id). lvis-api picks how results are read (box or mask branch) from the first result left
@@ -39,6 +41,7 @@ from deteval.protocols import param_checks as checks
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
 from deteval.protocols.coco import (
+    DILATION_OPTION,
     STREAM_BOXES,
     coco_replay_index,
     outcomes_of,
@@ -47,18 +50,20 @@ from deteval.protocols.coco import (
     stream_part,
 )
 from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
+from deteval.protocols.coco_params import dilation_ratio_of
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay, replay_refused
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import CocoResult, EvalResult
 from deteval.types import Detections, GroundTruth, IdTable, sorted_unique, take_rows
+from deteval.vocabulary import IOU_TYPES
 
 __all__ = [
     "LVIS", "LvisParams", "LvisProtocol", "LvisReplay", "LvisReplayStats", "make_params", "replay_of",
     "result_from_matches",
 ]  # fmt: skip
 
-PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges")
+PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "max_dets_per_cat", "area_ranges", "dilation_ratio")
 FIXED_AP = {"max_dets": -1, "max_dets_per_cat": 10000}  # the lvis_challenge_2021 branch's Fixed AP
 _NO_CUT = np.iinfo(np.int32).max  # per image and category: none (the cut is per image, at loading)
 
@@ -77,6 +82,7 @@ class LvisParams:
     max_dets_per_cat: int = -1  # results kept per category over the dataset (-1: all)
     keep_matches: bool = False  # the result keeps every detection's match (result.matches; deteval --matches)
     keep_per_image: bool = False  # the result keeps the per-image counts (result.per_image; deteval --per-image)
+    dilation_ratio: float | None = None  # boundary only: the erosion depth over the mask's diagonal
 
     @property
     def max_dets_label(self) -> str:
@@ -94,6 +100,7 @@ class LvisParams:
             "max_dets": self.max_dets,
             "max_dets_per_cat": self.max_dets_per_cat,
             "area_ranges": {k: v.tolist() for k, v in zip(self.area_labels, self.area_ranges)},
+            **({"dilation_ratio": self.dilation_ratio} if self.dilation_ratio is not None else {}),
         }
 
 
@@ -103,11 +110,12 @@ def make_params(
     preset: presets.Preset | Mapping[str, Any] | None = None,
     strict: bool = False,
     fixed_ap: bool = False,
+    dilation_ratio: float | None = None,
 ) -> LvisParams:
     """The built-in preset (``configs/lvis.toml``), then a user's ``preset`` (its keys: ``PRESET_KEYS``), then
-    ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image)."""
+    ``fixed_ap`` (the cuts of Fixed AP: 10,000 per category, none per image) and ``dilation_ratio`` (boundary)."""
     if iou_type not in LvisProtocol.iou_types:
-        raise InputError("iou_type", None, f"the lvis protocol evaluates bbox or segm, not {iou_type!r}")
+        raise InputError("iou_type", None, f"the lvis protocol evaluates bbox, segm or boundary, not {iou_type!r}")
 
     def build(values: dict) -> LvisParams:
         md = checks.cut("max_dets", values["max_dets"])
@@ -117,9 +125,12 @@ def make_params(
         labels, ranges = checks.area_ranges("area_ranges", values["area_ranges"], need="all")
         thrs = checks.unit_thresholds("iou_thrs", values["iou_thrs"])
         rec = checks.unit_thresholds("rec_thrs", values["rec_thrs"], "recall thresholds", ascending=True)
-        return LvisParams(iou_type, thrs, rec, md, ranges, labels, strict, per_cat)
+        ratio = dilation_ratio_of(iou_type, values.get("dilation_ratio"))
+        return LvisParams(iou_type, thrs, rec, md, ranges, labels, strict, per_cat, ratio)
 
     given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
+    if dilation_ratio is not None:
+        given["dilation_ratio"] = dilation_ratio
     return presets.resolve(presets.builtin("lvis")[iou_type], preset, given, PRESET_KEYS, build)
 
 
@@ -159,7 +170,7 @@ def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatc
     dets, gt, not_exhaustive = select(dets, gt, params)
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=RULES,
-        ignored_if_unmatched=not_exhaustive, keep_gt=params.keep_matches,
+        dilation_ratio=params.dilation_ratio, ignored_if_unmatched=not_exhaustive, keep_gt=params.keep_matches,
         iou_area=params.area_labels.index("all") if params.keep_matches else None,
     )  # fmt: skip
     record = matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
@@ -277,20 +288,23 @@ class LvisProtocol(Protocol):
 
     name = "lvis"
     title = "lvis protocol (lvis-api)"
-    iou_types = ("bbox", "segm")  # of deteval.vocabulary.IOU_TYPES
+    iou_types = ("bbox", "segm", "boundary")  # of deteval.vocabulary.IOU_TYPES
     preset_name = "lvis"
     options = (
         Option("fixed_ap", "--fixed-ap", "Fixed AP (lvis-api's lvis_challenge_2021 branch): 10,000 detections "
                "per category over the dataset instead of 300 per image", "switch"),
+        DILATION_OPTION,
     )  # fmt: skip
 
     def make_params(
         self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
     ) -> LvisParams:
-        return make_params(iou_type, preset=preset, strict=strict, fixed_ap=bool(options.get("fixed_ap")))
+        fixed_ap, ratio = bool(options.get("fixed_ap")), options.get("dilation_ratio")
+        return make_params(iou_type, preset=preset, strict=strict, fixed_ap=fixed_ap, dilation_ratio=ratio)
 
     def load(self, preds: Any, gt: Any, params: LvisParams) -> tuple[Detections, GroundTruth]:
-        return load_lvis_pair(preds, gt, iou_type=params.iou_type, strict=params.strict, max_dets=params.max_dets)
+        loader_type = IOU_TYPES[params.iou_type].loader_type  # boundary reads segm's records
+        return load_lvis_pair(preds, gt, iou_type=loader_type, strict=params.strict, max_dets=params.max_dets)
 
     def match(self, preds: Detections, gt: GroundTruth, params: LvisParams) -> CocoMatches:
         return match(preds, gt, params)

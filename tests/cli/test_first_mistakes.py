@@ -214,10 +214,13 @@ def test_a_protocol_with_one_iou_type_uses_it(capsys):
 
 def test_iou_type_errors_name_the_flag_and_list_choices_as_text(capsys):
     line = _usage_error(["--sample", "--iou-type", "mask"], capsys)
-    assert line == "deteval: error: --iou-type: protocol 'coco' evaluates bbox, segm, keypoints or obb, not 'mask'"
+    expected = (
+        "deteval: error: --iou-type: protocol 'coco' evaluates bbox, segm, keypoints, obb or boundary, not 'mask'"
+    )
+    assert line == expected
     line = _usage_error(["--protocol", "voc07", "--iou-type", "segm", "a", "b"], capsys)
     assert line == "deteval: error: --iou-type: protocol 'voc07' evaluates bbox, not 'segm'"
-    with pytest.raises(InputError, match=r"evaluates bbox, segm, keypoints or obb, not 'mask'") as exc:
+    with pytest.raises(InputError, match=r"evaluates bbox, segm, keypoints, obb or boundary, not 'mask'") as exc:
         deteval.evaluate(str(COCO_DT), str(COCO_GT), iou_type="mask")
     assert "(" not in str(exc.value)  # no Python tuple
 

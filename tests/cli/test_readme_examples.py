@@ -42,6 +42,7 @@ INPUTS: dict[str, Path | None] = {
     "preds.json": SAMPLE / "instances_val2014_fakebbox100_results.json",
     "instances_val2017.json": SAMPLE / "instances_val2014_100.json",
     "gt.json": SAMPLE / "instances_val2014_100.json",
+    "segm_results.json": DATA_DIR / "coco_fake100" / "instances_val2014_fakesegm100_results.json",
     "my_preset.toml": None,
     "voc.names": VOC / "voc.names",
     "dets_txt/": VOC / "dets_txt",

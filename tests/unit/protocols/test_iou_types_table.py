@@ -32,6 +32,6 @@ def test_the_protocols_offer_the_tables_names():
 def test_an_unknown_iou_type_is_refused_naming_the_table():
     from deteval.errors import InputError
 
-    with pytest.raises(InputError, match="'boundary'") as e:
-        protocols.get("coco").params("boundary")
+    with pytest.raises(InputError, match="'contour'") as e:
+        protocols.get("coco").params("contour")
     assert all(name in e.value.rule for name in IOU_TYPES)

@@ -1,0 +1,1 @@
+from .boundary_utils import augment_annotations_with_boundary_multi_core, mask_to_boundary
