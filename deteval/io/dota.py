@@ -193,7 +193,8 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) ->
         for f in task1:
             k = class_index.get(f.name[len("Task1_") : -len(".txt")])
             if k is None:
-                ignored.append(f.name)
+                if any(t for _, t in _lines(f)):  # an empty file of such a class ignores nothing
+                    ignored.append(f.name)
                 continue
             names, num = _task1_rows(f)
             if names is None:  # a line the fast reader refused: read line by line, naming the bad one
