@@ -42,18 +42,25 @@ def make(root: Path, n_images: int, seed: int = 0) -> None:
         xy = np.column_stack([rng.uniform(0, 1242, n), rng.uniform(100, 375, n)]) - wh / 2
         box = np.round(np.column_stack([xy, xy + wh]), 2)
         trunc, occ, alpha = rng.choice([0.0, 0.0, 0.1, 0.3, 0.6], n), rng.integers(0, 4, n), rng.uniform(-3, 3, n)
-        lines = [f"{names[j]} {trunc[j]:.2f} {occ[j]} {alpha[j]:.2f} {box[j, 0]:.2f} {box[j, 1]:.2f} "
-                 f"{box[j, 2]:.2f} {box[j, 3]:.2f} 1.52 1.63 3.88 1.84 1.47 8.41 0.01\n" for j in range(n)]
+        lines = [
+            f"{names[j]} {trunc[j]:.2f} {occ[j]} {alpha[j]:.2f} {box[j, 0]:.2f} {box[j, 1]:.2f} "
+            f"{box[j, 2]:.2f} {box[j, 3]:.2f} 1.52 1.63 3.88 1.84 1.47 8.41 0.01\n"
+            for j in range(n)
+        ]
         (root / "label_2" / f"{i:06d}.txt").write_text("".join(lines))
         m = int(rng.integers(10, 70))
         src = rng.integers(0, n, m)
         jit = rng.normal(0, 0.08, (m, 4)) * np.tile(wh[src], 2)
         dbox = np.round(box[src] + jit, 2)
-        dname = [names[s] if names[s] != "DontCare" and rng.random() < 0.85 else TYPES[int(rng.integers(0, 9))]
-                 for s in src]
+        dname = [
+            names[s] if names[s] != "DontCare" and rng.random() < 0.85 else TYPES[int(rng.integers(0, 9))] for s in src
+        ]
         da = alpha[src] + rng.normal(0, 0.3, m)
-        lines = [f"{dname[j]} -1 -1 {da[j]:.2f} {dbox[j, 0]:.2f} {dbox[j, 1]:.2f} {dbox[j, 2]:.2f} "
-                 f"{dbox[j, 3]:.2f} 1.52 1.63 3.88 1.84 1.47 8.41 0.01 {scores[k + j]:.7f}\n" for j in range(m)]
+        lines = [
+            f"{dname[j]} -1 -1 {da[j]:.2f} {dbox[j, 0]:.2f} {dbox[j, 1]:.2f} {dbox[j, 2]:.2f} "
+            f"{dbox[j, 3]:.2f} 1.52 1.63 3.88 1.84 1.47 8.41 0.01 {scores[k + j]:.7f}\n"
+            for j in range(m)
+        ]
         k += m
         (root / "results" / f"{i:06d}.txt").write_text("".join(lines))
 
@@ -94,9 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"deteval: read folders {t_read:.3f} s; evaluate loaded {t_eval:.3f} s; whole evaluate() {t_all:.3f} s")
 
     ev, kc = load_reference(Path(tempfile.mkdtemp()))
-    overlaps = np.stack([np.array([[0.7, 0.5, 0.5, 0.7, 0.5, 0.7]] * 3),
-                         np.array([[0.7, 0.5, 0.5, 0.7, 0.5, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5],
-                                   [0.5, 0.25, 0.25, 0.5, 0.25, 0.5]])])[:, :, [0, 1, 2]]
+    overlaps = np.stack(
+        [
+            np.array([[0.7, 0.5, 0.5, 0.7, 0.5, 0.7]] * 3),
+            np.array(
+                [[0.7, 0.5, 0.5, 0.7, 0.5, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5]]
+            ),
+        ]
+    )[:, :, [0, 1, 2]]
 
     def ref_read():
         g = kc.get_label_annos(str(labels))
@@ -110,13 +122,21 @@ def main(argv: list[str] | None = None) -> int:
     t_rread, (dt_annos, gt_annos) = best(ref_read, args.runs)
     ref_eval(dt_annos[:50], gt_annos[:50])  # numba's compilation, untimed
     t_reval, (r11, r40) = best(lambda: ref_eval(dt_annos, gt_annos), args.runs)
-    want = {f"{c}/{d}/{k}": float(v[i, j]) for i, c in enumerate(CLASSES) for j, d in enumerate(DIFFICULTIES)
-            for k, v in (("R40", r40), ("R11", r11))}
+    want = {
+        f"{c}/{d}/{k}": float(v[i, j])
+        for i, c in enumerate(CLASSES)
+        for j, d in enumerate(DIFFICULTIES)
+        for k, v in (("R40", r40), ("R11", r11))
+    }
     same = want == res.stats
-    print(f"reference: read folders {t_rread:.3f} s; eval_class (2D) + mAP {t_reval:.3f} s; "
-          f"together {t_rread + t_reval:.3f} s")
-    print(f"deteval faster: evaluation {t_reval / t_eval:.1f}x; reading {t_rread / t_read:.1f}x; whole "
-          f"{(t_rread + t_reval) / t_all:.1f}x; figures equal: {'yes' if same else 'NO ' + str((want, res.stats))}")
+    print(
+        f"reference: read folders {t_rread:.3f} s; eval_class (2D) + mAP {t_reval:.3f} s; "
+        f"together {t_rread + t_reval:.3f} s"
+    )
+    print(
+        f"deteval faster: evaluation {t_reval / t_eval:.1f}x; reading {t_rread / t_read:.1f}x; whole "
+        f"{(t_rread + t_reval) / t_all:.1f}x; figures equal: {'yes' if same else 'NO ' + str((want, res.stats))}"
+    )
     return 0 if same else 1
 
 

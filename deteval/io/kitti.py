@@ -84,8 +84,14 @@ def read_label_file(path: Path) -> tuple[list[str], list[list[float]], list[int]
     for n, fields in enumerate(rows, 1):
         if len(fields) < need:
             why = "after a first line with a score, every line needs 16" if scored and len(fields) == 15 else ""
-            raise _file_error(path, n, f"has {len(fields)} fields separated by single spaces, needs {need}"
-                              + (f" ({why})" if why else ""))
+            raise _file_error(
+                path,
+                n,
+                f"has {len(fields)} fields separated by single spaces, needs {need}" + (f" ({why})" if why else ""),
+            )
+        if "" in fields[1:need]:
+            k = fields.index("", 1) + 1
+            raise _file_error(path, n, f"field {k} is empty: fields are separated by single spaces")
         try:
             occluded.append(int(fields[2]))
         except ValueError:
@@ -129,12 +135,20 @@ def read_label_dir(folder: Path, ids: np.ndarray | None, source: str, strict: bo
     else:
         missing = [i for i in ids.tolist() if i not in present]
         if missing:
-            raise InputError(source, f"{int(missing[0]):06d}.txt", f"missing: each label file needs a results file "
-                             f"of the same name ({len(missing)} missing); an image without detections is an empty file")
+            raise InputError(
+                source,
+                f"{int(missing[0]):06d}.txt",
+                f"missing: each label file needs a results file "
+                f"of the same name ({len(missing)} missing); an image without detections is an empty file",
+            )
         extra = sorted(set(present) - set(ids.tolist()))
         if extra:
-            raise InputError(source, f"{extra[0]:06d}.txt", f"has no label file of the same name ({len(extra)} "
-                             "such results files); the reference pairs the folders by position")
+            raise InputError(
+                source,
+                f"{extra[0]:06d}.txt",
+                f"has no label file of the same name ({len(extra)} "
+                "such results files); the reference pairs the folders by position",
+            )
     names: list[str] = []
     values: list[list[float]] = []
     occluded: list[int] = []
@@ -150,8 +164,14 @@ def read_label_dir(folder: Path, ids: np.ndarray | None, source: str, strict: bo
         occluded += o
         start[k + 1] = len(names)
     if unscored:
-        accepted(source, strict, len(unscored), "results files without a score column (16th field) on their "
-                 "first line, scored 0 throughout", unscored[0], "no 16th field on the first line: every score is 0")
+        accepted(
+            source,
+            strict,
+            len(unscored),
+            "results files without a score column (16th field) on their first line, scored 0 throughout",
+            unscored[0],
+            "no 16th field on the first line: every score is 0",
+        )
     arr = np.array(values, np.float64).reshape(-1, 14)
     code = {s: CLASS_CODES.get(s.lower(), OTHER) for s in set(names)}
     cls = np.array([code[s] for s in names], np.int8)

@@ -56,8 +56,9 @@ def _iou_blocks(dt_box, dt_start, gt_box, gt_start, iou_start, out):  # pragma: 
     return out
 
 
-def pair_iou(dt_box: np.ndarray, dt_start: np.ndarray, gt_box: np.ndarray, gt_start: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
+def pair_iou(
+    dt_box: np.ndarray, dt_start: np.ndarray, gt_box: np.ndarray, gt_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(iou, iou_start)``: per image, the (detections x ground truth) IoU block, row-major, flat.
 
     ``*_box``: float64 (N, 4) ``x1, y1, x2, y2``; ``*_start``: int64 (I + 1,) row offsets of each image."""
@@ -65,8 +66,14 @@ def pair_iou(dt_box: np.ndarray, dt_start: np.ndarray, gt_box: np.ndarray, gt_st
     iou_start = np.zeros(len(nd) + 1, np.int64)
     np.cumsum(nd * ng, out=iou_start[1:])
     out = np.empty(int(iou_start[-1]), np.float64)
-    _iou_blocks(np.ascontiguousarray(dt_box, np.float64), np.asarray(dt_start, np.int64),
-                np.ascontiguousarray(gt_box, np.float64), np.asarray(gt_start, np.int64), iou_start, out)
+    _iou_blocks(
+        np.ascontiguousarray(dt_box, np.float64),
+        np.asarray(dt_start, np.int64),
+        np.ascontiguousarray(gt_box, np.float64),
+        np.asarray(gt_start, np.int64),
+        iou_start,
+        out,
+    )
     return out, iou_start
 
 
@@ -86,13 +93,19 @@ def _cover(dt_box, dt_start, dc_box, dc_start, thr, out):  # pragma: no cover
     return out
 
 
-def dontcare_cover(dt_box: np.ndarray, dt_start: np.ndarray, dc_box: np.ndarray, dc_start: np.ndarray,
-                   thr: float) -> np.ndarray:
+def dontcare_cover(
+    dt_box: np.ndarray, dt_start: np.ndarray, dc_box: np.ndarray, dc_start: np.ndarray, thr: float
+) -> np.ndarray:
     """bool (D,): the detection's intersection over its own area with a DontCare box of its image is > ``thr``."""
     out = np.zeros(len(dt_box), np.bool_)
-    return _cover(np.ascontiguousarray(dt_box, np.float64), np.asarray(dt_start, np.int64),
-                  np.ascontiguousarray(dc_box, np.float64).reshape(-1, 4), np.asarray(dc_start, np.int64),
-                  float(thr), out)
+    return _cover(
+        np.ascontiguousarray(dt_box, np.float64),
+        np.asarray(dt_start, np.int64),
+        np.ascontiguousarray(dc_box, np.float64).reshape(-1, 4),
+        np.asarray(dc_start, np.int64),
+        float(thr),
+        out,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -126,19 +139,38 @@ def _tp_scores(images, iou, iou_start, gt_start, dt_start, ign_gt, ign_dt, score
     return n
 
 
-def tp_scores(images: np.ndarray, iou: np.ndarray, iou_start: np.ndarray, gt_start: np.ndarray,
-              dt_start: np.ndarray, ign_gt: np.ndarray, ign_dt: np.ndarray, score: np.ndarray, thr: float
-              ) -> np.ndarray:
+def tp_scores(
+    images: np.ndarray,
+    iou: np.ndarray,
+    iou_start: np.ndarray,
+    gt_start: np.ndarray,
+    dt_start: np.ndarray,
+    ign_gt: np.ndarray,
+    ign_dt: np.ndarray,
+    score: np.ndarray,
+    thr: float,
+) -> np.ndarray:
     """float64: the scores of the candidate pass's true positives over ``images`` (dense indices, in order)."""
     out = np.empty(len(ign_gt) if len(images) == len(gt_start) - 1 else int(np.diff(gt_start)[images].sum()))
-    n = _tp_scores(np.asarray(images, np.int64), iou, iou_start, gt_start, dt_start,
-                   np.asarray(ign_gt, np.int8), np.asarray(ign_dt, np.int8), score, float(thr), out)
+    n = _tp_scores(
+        np.asarray(images, np.int64),
+        iou,
+        iou_start,
+        gt_start,
+        dt_start,
+        np.asarray(ign_gt, np.int8),
+        np.asarray(ign_dt, np.int8),
+        score,
+        float(thr),
+        out,
+    )
     return out[:n]
 
 
 @njit(cache=True, nogil=True)
-def _match_admitted(iou, base, ng, g0, d0, nd, ign_gt, ign_dt, admitted, cover, score, thr, gt_alpha, dt_alpha,
-                    aos):  # pragma: no cover
+def _match_admitted(
+    iou, base, ng, g0, d0, nd, ign_gt, ign_dt, admitted, cover, score, thr, gt_alpha, dt_alpha, aos
+):  # pragma: no cover
     # one image at one set of admitted detections: (tp, fp, fn, similarity or -1)
     taken = np.zeros(nd, np.bool_)
     tp = 0
@@ -182,8 +214,23 @@ def _match_admitted(iou, base, ng, g0, d0, nd, ign_gt, ign_dt, admitted, cover, 
 
 
 @njit(cache=True, nogil=True)
-def _count(images, iou, iou_start, gt_start, dt_start, ign_gt, ign_dt, score, cover, gt_alpha, dt_alpha, thr,
-           thresholds, aos, pr):  # pragma: no cover
+def _count(
+    images,
+    iou,
+    iou_start,
+    gt_start,
+    dt_start,
+    ign_gt,
+    ign_dt,
+    score,
+    cover,
+    gt_alpha,
+    dt_alpha,
+    thr,
+    thresholds,
+    aos,
+    pr,
+):  # pragma: no cover
     n_t = len(thresholds)
     for im in images:
         g0, g1 = gt_start[im], gt_start[im + 1]
@@ -201,8 +248,23 @@ def _count(images, iou, iou_start, gt_start, dt_start, ign_gt, ign_dt, score, co
                 if a and ign_dt[d0 + j] != -1:
                     k += 1
             if k != last:  # thresholds descend: the admitted set only grows, so its size names it
-                tp, fp, fn, sim = _match_admitted(iou, iou_start[im], g1 - g0, g0, d0, nd, ign_gt, ign_dt,
-                                                  admitted, cover, score, thr, gt_alpha, dt_alpha, aos)
+                tp, fp, fn, sim = _match_admitted(
+                    iou,
+                    iou_start[im],
+                    g1 - g0,
+                    g0,
+                    d0,
+                    nd,
+                    ign_gt,
+                    ign_dt,
+                    admitted,
+                    cover,
+                    score,
+                    thr,
+                    gt_alpha,
+                    dt_alpha,
+                    aos,
+                )
                 last = k
             pr[t, 0] += tp
             pr[t, 1] += fp
@@ -212,13 +274,39 @@ def _count(images, iou, iou_start, gt_start, dt_start, ign_gt, ign_dt, score, co
     return pr
 
 
-def count_at_thresholds(images: np.ndarray, iou: np.ndarray, iou_start: np.ndarray, gt_start: np.ndarray,
-                        dt_start: np.ndarray, ign_gt: np.ndarray, ign_dt: np.ndarray, score: np.ndarray,
-                        cover: np.ndarray, gt_alpha: np.ndarray, dt_alpha: np.ndarray, thr: float,
-                        thresholds: np.ndarray, aos: bool) -> np.ndarray:
+def count_at_thresholds(
+    images: np.ndarray,
+    iou: np.ndarray,
+    iou_start: np.ndarray,
+    gt_start: np.ndarray,
+    dt_start: np.ndarray,
+    ign_gt: np.ndarray,
+    ign_dt: np.ndarray,
+    score: np.ndarray,
+    cover: np.ndarray,
+    gt_alpha: np.ndarray,
+    dt_alpha: np.ndarray,
+    thr: float,
+    thresholds: np.ndarray,
+    aos: bool,
+) -> np.ndarray:
     """float64 (T, 4): summed over ``images`` (in order), TP, FP, FN and the orientation similarity at each
     of ``thresholds`` (descending, as :func:`deteval.accumulation.kitti.thresholds` gives them)."""
     pr = np.zeros((len(thresholds), 4), np.float64)
-    return _count(np.asarray(images, np.int64), iou, iou_start, gt_start, dt_start, np.asarray(ign_gt, np.int8),
-                  np.asarray(ign_dt, np.int8), score, np.asarray(cover, np.bool_), gt_alpha, dt_alpha, float(thr),
-                  np.asarray(thresholds, np.float64), bool(aos), pr)
+    return _count(
+        np.asarray(images, np.int64),
+        iou,
+        iou_start,
+        gt_start,
+        dt_start,
+        np.asarray(ign_gt, np.int8),
+        np.asarray(ign_dt, np.int8),
+        score,
+        np.asarray(cover, np.bool_),
+        gt_alpha,
+        dt_alpha,
+        float(thr),
+        np.asarray(thresholds, np.float64),
+        bool(aos),
+        pr,
+    )

@@ -33,7 +33,7 @@ import numpy as np
 
 from deteval.errors import InputError
 from deteval.protocols import presets
-from deteval.protocols.base import Protocol
+from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.result import EvalResult
 
@@ -56,9 +56,28 @@ class KittiParams:
     strict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"protocol": self.protocol, "iou_type": self.iou_type,
-                "min_overlap": dict(zip(CLASSES, self.min_overlap)), "min_height": list(MIN_HEIGHT),
-                "max_occlusion": list(MAX_OCCLUSION), "max_truncation": list(MAX_TRUNCATION)}
+        return {
+            "protocol": self.protocol,
+            "iou_type": self.iou_type,
+            "min_overlap": dict(zip(CLASSES, self.min_overlap)),
+            "min_height": list(MIN_HEIGHT),
+            "max_occlusion": list(MAX_OCCLUSION),
+            "max_truncation": list(MAX_TRUNCATION),
+        }
+
+
+def _overlaps(raw: list[str]) -> dict[str, float]:
+    """``--min-overlap Car:0.5,Cyclist:0.6`` -> ``{"Car": 0.5, "Cyclist": 0.6}`` (the others as the preset has them)."""
+    out = {}
+    for item in split_list(raw):
+        name, sep, value = item.partition(":")
+        if not sep or name not in CLASSES:
+            raise ValueError(f"give CLASS:VALUE with CLASS one of {', '.join(CLASSES)}, not {item!r}")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a number") from None
+    return out
 
 
 def _checked(values: Mapping[str, Any], strict: bool) -> KittiParams:
@@ -146,14 +165,36 @@ def _runs(rec: KittiRecord, images: np.ndarray) -> list[dict[str, Any]]:
             r = c * len(DIFFICULTIES) + d
             ign_gt, ign_dt = rec.ign_gt[r], rec.ign_dt[r]
             npos = int(_per_image_valid(rec.gt_start, ign_gt)[images].sum())
-            scores = tp_scores(images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt,
-                               rec.dt_score, thr)
+            scores = tp_scores(
+                images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt, rec.dt_score, thr
+            )
             ts = thresholds(scores, npos)
-            pr = count_at_thresholds(images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt,
-                                     rec.dt_score, rec.cover[c], rec.gt_alpha, rec.dt_alpha, thr, ts, rec.aos)
+            pr = count_at_thresholds(
+                images,
+                rec.iou,
+                rec.iou_start,
+                rec.gt_start,
+                rec.dt_start,
+                ign_gt,
+                ign_dt,
+                rec.dt_score,
+                rec.cover[c],
+                rec.gt_alpha,
+                rec.dt_alpha,
+                thr,
+                ts,
+                rec.aos,
+            )
             tp, fp, fn, sim = pr.T
-            out.append(dict(npos=npos, thresholds=ts, precision=envelope(tp, tp + fp), recall=envelope(tp, tp + fn),
-                            orientation=envelope(sim, tp + fp) if rec.aos else np.zeros(41)))
+            out.append(
+                dict(
+                    npos=npos,
+                    thresholds=ts,
+                    precision=envelope(tp, tp + fp),
+                    recall=envelope(tp, tp + fn),
+                    orientation=envelope(sim, tp + fp) if rec.aos else np.zeros(41),
+                )
+            )
     return out
 
 
@@ -195,12 +236,28 @@ class KittiProtocol(Protocol):
     name = "kitti"
     title = "kitti protocol (KITTI 2D detection: Car, Pedestrian, Cyclist AP, R11 and R40)"
     iou_types = ("bbox",)
-    options = ()
+    options = (
+        Option(
+            "min_overlap",
+            "--min-overlap",
+            "a match needs IoU strictly above this, per class "
+            "(CLASS:VALUE, comma-separated; default Car:0.7,Pedestrian:0.5,Cyclist:0.5)",
+            kind="list",
+            convert=_overlaps,
+            metavar="CLASS:IOU",
+        ),
+    )
     preset_name = "kitti"
 
-    def make_params(self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool,
-                    options: dict[str, Any]) -> KittiParams:
+    def make_params(
+        self, iou_type: str, compat: bool, preset: Mapping[str, Any] | None, strict: bool, options: dict[str, Any]
+    ) -> KittiParams:
         build = lambda values: _checked(values, strict)  # noqa: E731
+        given = options.get("min_overlap")
+        if isinstance(given, Mapping):  # some classes given: the others as the preset has them
+            base = presets.merged(presets.builtin(self.preset_name), preset, PRESET_KEYS)["min_overlap"]
+            if isinstance(base, Mapping):
+                options = {**options, "min_overlap": {**base, **given}}
         return presets.resolve(presets.builtin(self.preset_name), preset, options, PRESET_KEYS, build)
 
     def load(self, preds: Any, gt: Any, params: KittiParams) -> tuple[Any, Any]:
@@ -238,8 +295,12 @@ class KittiProtocol(Protocol):
         for c, name in enumerate(CLASSES):
             for d, diff in enumerate(DIFFICULTIES):
                 r = runs[c * len(DIFFICULTIES) + d]
-                row = dict(category=name, difficulty=diff, AP_R40=stats[f"{name}/{diff}/R40"],
-                           AP_R11=stats[f"{name}/{diff}/R11"])
+                row = dict(
+                    category=name,
+                    difficulty=diff,
+                    AP_R40=stats[f"{name}/{diff}/R40"],
+                    AP_R11=stats[f"{name}/{diff}/R11"],
+                )
                 if aos:
                     row |= dict(AOS_R40=aos[f"{name}/{diff}/R40"], AOS_R11=aos[f"{name}/{diff}/R11"])
                 row |= dict(npos=r["npos"], thresholds=len(r["thresholds"]))

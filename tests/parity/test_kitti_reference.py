@@ -21,8 +21,12 @@ def _check(tmp_path, seed: int, n_images: int) -> None:
     results, labels = kitti_case(tmp_path / "data", seed, n_images)
     ref = reference_arrays(tmp_path / "ref", results, labels)
     res = deteval.evaluate(str(results), str(labels), protocol="kitti")
-    want = {f"{c}/{d}/{k}": float(ref[k][i, j]) for i, c in enumerate(CLASSES) for j, d in enumerate(DIFFICULTIES)
-            for k in ("R40", "R11")}
+    want = {
+        f"{c}/{d}/{k}": float(ref[k][i, j])
+        for i, c in enumerate(CLASSES)
+        for j, d in enumerate(DIFFICULTIES)
+        for k in ("R40", "R11")
+    }
     assert list(res.stats) == list(want)
     assert res.stats == want or all(_same(res.stats[k], want[k]) for k in want)
     assert _same(res.precision, ref["precision"])

@@ -12,16 +12,42 @@ from pathlib import Path
 
 import numpy as np
 
-GT_TYPES = ["Car", "Car", "car", "Pedestrian", "pedestrian", "Cyclist", "CYCLIST", "Van", "Person_sitting",
-            "Truck", "Tram", "Misc", "DontCare", "dontcare"]
+GT_TYPES = [
+    "Car",
+    "Car",
+    "car",
+    "Pedestrian",
+    "pedestrian",
+    "Cyclist",
+    "CYCLIST",
+    "Van",
+    "Person_sitting",
+    "Truck",
+    "Tram",
+    "Misc",
+    "DontCare",
+    "dontcare",
+]
 DT_TYPES = ["Car", "Pedestrian", "Cyclist", "car", "Van", "Person_sitting"]
 HEIGHTS = [25, 40, 24, 26, 39, 41, 50, 80, 120, 15]
 TRUNC = [0.0, 0.15, 0.16, 0.3, 0.31, 0.5, 0.51, 0.9]
 
 
 def _line(name, trunc, occ, alpha, box, score=None) -> str:
-    fields = [name, f"{trunc:g}", str(occ), f"{alpha:g}", *(f"{v:g}" for v in box), "1.5", "1.6", "3.9", "1.0",
-              "1.5", "20.0", "0.1"]
+    fields = [
+        name,
+        f"{trunc:g}",
+        str(occ),
+        f"{alpha:g}",
+        *(f"{v:g}" for v in box),
+        "1.5",
+        "1.6",
+        "3.9",
+        "1.0",
+        "1.5",
+        "20.0",
+        "0.1",
+    ]
     if score is not None:
         fields.append(f"{score:g}")
     return " ".join(fields)
@@ -47,8 +73,15 @@ def kitti_case(root: Path, seed: int, n_images: int = 40) -> tuple[Path, Path]:
             x, y = int(rng.integers(0, 60)) * 10, int(rng.integers(0, 20)) * 10
             w, h = int(rng.choice([10, 20, 30, 40, 60])), int(rng.choice(HEIGHTS))
             box = [x, y, x + w, y + h]
-            gt_lines.append(_line(name, TRUNC[int(rng.integers(len(TRUNC)))], int(rng.integers(0, 4)),
-                                  round(float(rng.uniform(-3, 3)), 2), box))
+            gt_lines.append(
+                _line(
+                    name,
+                    TRUNC[int(rng.integers(len(TRUNC)))],
+                    int(rng.integers(0, 4)),
+                    round(float(rng.uniform(-3, 3)), 2),
+                    box,
+                )
+            )
             for _ in range(int(rng.integers(0, 4))):
                 kind = int(rng.integers(8))
                 if kind == 0:

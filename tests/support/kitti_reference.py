@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 REFERENCE = Path(__file__).resolve().parent.parent / "references" / "kitti_object_eval_python"
-_STAND_IN = '''\
+_STAND_IN = """\
 def rotate_iou_gpu_eval(*args, **kwargs):
     raise RuntimeError("the CUDA rotated IoU stand-in was called: BEV/3D is not part of the 2D evaluation")
-'''
+"""
 _counter = itertools.count()
 _loaded: dict[str, types.ModuleType] = {}
 
@@ -72,8 +72,9 @@ def reference_arrays(tmp: Path, pred_dir: Path, label_dir: Path) -> dict[str, np
     dt_annos = kc.get_label_annos(str(pred_dir), sorted(ids))
     # get_official_eval_result's overlaps for classes 0, 1, 2, and its AOS test
     overlap_0_7 = np.array([[0.7, 0.5, 0.5, 0.7, 0.5, 0.7]] * 3)
-    overlap_0_5 = np.array([[0.7, 0.5, 0.5, 0.7, 0.5, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5],
-                            [0.5, 0.25, 0.25, 0.5, 0.25, 0.5]])
+    overlap_0_5 = np.array(
+        [[0.7, 0.5, 0.5, 0.7, 0.5, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5], [0.5, 0.25, 0.25, 0.5, 0.25, 0.5]]
+    )
     min_overlaps = np.stack([overlap_0_7, overlap_0_5], axis=0)[:, :, [0, 1, 2]]
     compute_aos = False
     for anno in dt_annos:
@@ -82,9 +83,13 @@ def reference_arrays(tmp: Path, pred_dir: Path, label_dir: Path) -> dict[str, np
                 compute_aos = True
             break
     ret = ev.eval_class(gt_annos, dt_annos, [0, 1, 2], [0, 1, 2], 0, min_overlaps, compute_aos)
-    out = {"precision": ret["precision"][:, :, 0], "recall": ret["recall"][:, :, 0],
-           "R11": ev.get_mAP(ret["precision"])[:, :, 0], "R40": ev.get_mAP_R40(ret["precision"])[:, :, 0],
-           "aos": compute_aos}
+    out = {
+        "precision": ret["precision"][:, :, 0],
+        "recall": ret["recall"][:, :, 0],
+        "R11": ev.get_mAP(ret["precision"])[:, :, 0],
+        "R40": ev.get_mAP_R40(ret["precision"])[:, :, 0],
+        "aos": compute_aos,
+    }
     if compute_aos:
         out["orientation"] = ret["orientation"][:, :, 0]
         out["aos_R11"] = ev.get_mAP(ret["orientation"])[:, :, 0]
@@ -95,5 +100,9 @@ def reference_arrays(tmp: Path, pred_dir: Path, label_dir: Path) -> dict[str, np
 def reference_stats(tmp: Path, pred_dir: Path, label_dir: Path) -> dict[str, float]:
     """``<Class>/<difficulty>/<R40|R11>`` as deteval's stats order them, from :func:`reference_arrays`."""
     a = reference_arrays(tmp, pred_dir, label_dir)
-    return {f"{c}/{d}/{k}": float(a[k][i, j]) for i, c in enumerate(CLASSES) for j, d in enumerate(DIFFICULTIES)
-            for k in ("R40", "R11")}
+    return {
+        f"{c}/{d}/{k}": float(a[k][i, j])
+        for i, c in enumerate(CLASSES)
+        for j, d in enumerate(DIFFICULTIES)
+        for k in ("R40", "R11")
+    }
