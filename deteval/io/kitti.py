@@ -46,7 +46,7 @@ class KittiLabels:
 
     image_ids: np.ndarray  # int64 (I,): the files' numbers, ascending
     start: np.ndarray  # int64 (I + 1,): image i's objects are rows start[i]:start[i + 1]
-    names: list[str]
+    names: np.ndarray  # object (N,): str
     cls: np.ndarray  # int8 (N,)
     dontcare: np.ndarray  # bool (N,)
     truncated: np.ndarray  # float64 (N,)
@@ -65,11 +65,11 @@ class KittiLabels:
         return np.repeat(np.arange(len(self.image_ids)), np.diff(self.start))
 
 
-def _file_error(path: Path, line: int | None, rule: str) -> InputError:
+def _file_error(path: str | Path, line: int | None, rule: str) -> InputError:
     return InputError(str(path), None if line is None else f"line {line}", rule)
 
 
-def read_label_file(path: Path) -> tuple[list[str], list[list[float]], list[int], bool]:
+def read_label_file(path: str | Path) -> tuple[list[str], list[list[float]], list[int], bool]:
     """``(names, values, occluded, scored)`` of one file: ``values`` per line are the floats of fields 2 and
     4-16 (truncated, alpha, bbox, dimensions, location, rotation_y, score), the score 0 where unscored."""
     try:
@@ -149,20 +149,30 @@ def read_label_dir(folder: Path, ids: np.ndarray | None, source: str, strict: bo
                 f"has no label file of the same name ({len(extra)} "
                 "such results files); the reference pairs the folders by position",
             )
-    names: list[str] = []
-    values: list[list[float]] = []
-    occluded: list[int] = []
-    start = np.zeros(len(ids) + 1, np.int64)
-    unscored = []
-    for k, i in enumerate(ids.tolist()):
-        path = folder / present[i]
-        n, v, o, has_score = read_label_file(path)
-        if scored and n and not has_score:
-            unscored.append(present[i])
-        names += n
-        values += v
-        occluded += o
-        start[k + 1] = len(names)
+    paths = [os.path.join(folder, present[i]) for i in ids.tolist()]
+    from deteval.io.kitti_scan import scan_plain
+
+    fast = scan_plain(paths)
+    if fast is not None:
+        uniq, index, arr, occluded, counts, kinds = fast
+        start = np.zeros(len(ids) + 1, np.int64)
+        np.cumsum(counts, out=start[1:])
+        unscored = [os.path.basename(paths[k]) for k in np.flatnonzero(kinds == 15).tolist()] if scored else []
+    else:
+        names, values, occ, unscored = [], [], [], []
+        start = np.zeros(len(ids) + 1, np.int64)
+        for k, path in enumerate(paths):
+            n, v, o, has_score = read_label_file(path)
+            if scored and n and not has_score:
+                unscored.append(os.path.basename(path))
+            names += n
+            values += v
+            occ += o
+            start[k + 1] = len(names)
+        arr = np.array(values, np.float64).reshape(-1, 14)
+        occluded = np.array(occ, np.int64)
+        uniq, index = np.unique(np.array(names, dtype=object).astype(str), return_inverse=True)
+        uniq = uniq.tolist()
     if unscored:
         accepted(
             source,
@@ -172,13 +182,14 @@ def read_label_dir(folder: Path, ids: np.ndarray | None, source: str, strict: bo
             unscored[0],
             "no 16th field on the first line: every score is 0",
         )
-    arr = np.array(values, np.float64).reshape(-1, 14)
-    code = {s: CLASS_CODES.get(s.lower(), OTHER) for s in set(names)}
-    cls = np.array([code[s] for s in names], np.int8)
+    index = np.asarray(index, np.int64).ravel()
+    cls = np.array([CLASS_CODES.get(s.lower(), OTHER) for s in uniq], np.int8)[index]
+    dontcare = np.array([s == "DontCare" for s in uniq], np.bool_)[index]
+    names = np.array(uniq, dtype=object)[index] if len(uniq) else np.zeros(0, object)
     return KittiLabels(
         image_ids=ids, start=start, names=names, cls=cls,
-        dontcare=np.array([s == "DontCare" for s in names], np.bool_),
-        truncated=arr[:, 0].copy(), occluded=np.array(occluded, np.int64), alpha=arr[:, 1].copy(),
+        dontcare=dontcare,
+        truncated=arr[:, 0].copy(), occluded=occluded, alpha=arr[:, 1].copy(),
         bbox=np.ascontiguousarray(arr[:, 2:6]), score=arr[:, 13].copy(), source=source,
     )  # fmt: skip
 

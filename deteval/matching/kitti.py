@@ -169,44 +169,48 @@ def tp_scores(
 
 @njit(cache=True, nogil=True)
 def _match_admitted(
-    iou, base, ng, g0, d0, nd, ign_gt, ign_dt, admitted, cover, score, thr, gt_alpha, dt_alpha, aos
+    iou, base, ng, g0, d0, rg, nrg, rd, nrd, ign_gt, ign_dt, admitted, taken, cover, thr, gt_alpha, dt_alpha, aos
 ):  # pragma: no cover
-    # one image at one set of admitted detections: (tp, fp, fn, similarity or -1)
-    taken = np.zeros(nd, np.bool_)
+    # one image at one set of admitted detections, over its scored rows only (rg: ground truth, rd:
+    # detections, both offsets in file order): (tp, fp, fn, similarity or -1)
+    for a in range(nrd):
+        taken[a] = False
     tp = 0
     fn = 0
     sim = 0.0
-    for i in range(ng):
+    for b in range(nrg):
+        i = rg[b]
         gi = ign_gt[g0 + i]
-        if gi == -1:
-            continue
         best = -1
         best_iou = 0.0
         on_ignored = False
-        for j in range(nd):
-            dj = ign_dt[d0 + j]
-            if dj == -1 or taken[j] or not admitted[j]:
+        for a in range(nrd):
+            if taken[a] or not admitted[a]:
                 continue
+            j = rd[a]
+            dj = ign_dt[d0 + j]
             o = iou[base + j * ng + i]
             if o > thr and (o > best_iou or on_ignored) and dj == 0:
                 best_iou = o
-                best = j
+                best = a
                 on_ignored = False
             elif o > thr and best == -1 and dj == 1:
-                best = j
+                best = a
                 on_ignored = True
         if best == -1:
             if gi == 0:
                 fn += 1
         else:
             taken[best] = True
-            if gi == 0 and ign_dt[d0 + best] == 0:
+            j = rd[best]
+            if gi == 0 and ign_dt[d0 + j] == 0:
                 tp += 1
                 if aos:
-                    sim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + best])) / 2.0
+                    sim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + j])) / 2.0
     fp = 0
-    for j in range(nd):
-        if admitted[j] and not taken[j] and ign_dt[d0 + j] == 0 and not cover[d0 + j]:
+    for a in range(nrd):
+        j = rd[a]
+        if admitted[a] and not taken[a] and ign_dt[d0 + j] == 0 and not cover[d0 + j]:
             fp += 1
     if not aos or (tp == 0 and fp == 0):
         sim = -1.0
@@ -232,21 +236,40 @@ def _count(
     pr,
 ):  # pragma: no cover
     n_t = len(thresholds)
+    max_d = 0
+    max_g = 0
+    for im in range(len(dt_start) - 1):
+        max_d = max(max_d, dt_start[im + 1] - dt_start[im])
+        max_g = max(max_g, gt_start[im + 1] - gt_start[im])
+    rd = np.empty(max_d, np.int64)
+    rg = np.empty(max_g, np.int64)
+    admitted = np.empty(max_d, np.bool_)
+    taken = np.empty(max_d, np.bool_)
     for im in images:
         g0, g1 = gt_start[im], gt_start[im + 1]
         d0, d1 = dt_start[im], dt_start[im + 1]
-        nd = d1 - d0
-        admitted = np.zeros(nd, np.bool_)
-        last = -1  # admitted scored detections at the previous threshold
+        # the rows of this run: detections and ground truth of another class (-1) take no part
+        nrd = 0
+        for j in range(d1 - d0):
+            if ign_dt[d0 + j] != -1:
+                rd[nrd] = j
+                nrd += 1
+        nrg = 0
+        for i in range(g1 - g0):
+            if ign_gt[g0 + i] != -1:
+                rg[nrg] = i
+                nrg += 1
+        if nrd == 0 and nrg == 0:
+            continue
+        last = -1  # admitted detections at the previous threshold
         tp, fp, fn, sim = 0, 0, 0, -1.0
         for t in range(n_t):
             th = thresholds[t]
             k = 0
-            for j in range(nd):
-                a = not (score[d0 + j] < th)
-                admitted[j] = a
-                if a and ign_dt[d0 + j] != -1:
-                    k += 1
+            for a in range(nrd):
+                ok = not (score[d0 + rd[a]] < th)
+                admitted[a] = ok
+                k += ok
             if k != last:  # thresholds descend: the admitted set only grows, so its size names it
                 tp, fp, fn, sim = _match_admitted(
                     iou,
@@ -254,12 +277,15 @@ def _count(
                     g1 - g0,
                     g0,
                     d0,
-                    nd,
+                    rg,
+                    nrg,
+                    rd,
+                    nrd,
                     ign_gt,
                     ign_dt,
                     admitted,
+                    taken,
                     cover,
-                    score,
                     thr,
                     gt_alpha,
                     dt_alpha,

@@ -53,6 +53,15 @@ def _line(name, trunc, occ, alpha, box, score=None) -> str:
     return " ".join(fields)
 
 
+def _odd(line: str) -> str:
+    """A line as the reference reads it, written as the scanner does not: a leading ``+``, a leading zero in
+    ``occluded``, trailing whitespace."""
+    f = line.split(" ")
+    f[2] = "0" + f[2]
+    f[4] = "+" + f[4] if not f[4].startswith("-") else f[4]
+    return " ".join(f) + " \t"
+
+
 def kitti_case(root: Path, seed: int, n_images: int = 40) -> tuple[Path, Path]:
     """Write ``root/label_2`` and ``root/results`` for ``seed``; return ``(results, labels)``.
 
@@ -116,6 +125,10 @@ def kitti_case(root: Path, seed: int, n_images: int = 40) -> tuple[Path, Path]:
         rng.shuffle(dt_lines)
         if style == 0:
             dt_lines = []
-        (labels / f"{idx:06d}.txt").write_text("".join(s + "\n" for s in gt_lines))
-        (results / f"{idx:06d}.txt").write_text("".join(s + "\n" for s in dt_lines))
+        end = "\n"
+        if seed % 4 == 1 and rng.random() < 0.3:  # what the reference reads and deteval's scanner leaves to it
+            end = "\r\n"
+            gt_lines = [_odd(s) for s in gt_lines]
+        (labels / f"{idx:06d}.txt").write_bytes("".join(s + end for s in gt_lines).encode())
+        (results / f"{idx:06d}.txt").write_bytes("".join(s + end for s in dt_lines).encode())
     return results, labels

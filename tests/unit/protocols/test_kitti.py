@@ -85,6 +85,34 @@ def test_results_without_score_are_scored_zero_with_a_warning(tmp_path):
         deteval.evaluate(res, lab, protocol="kitti", strict=True)
 
 
+@pytest.mark.parametrize("seed", [2, 4])
+def test_scanner_equals_the_line_reader(tmp_path, monkeypatch, seed):
+    from deteval.io import kitti_scan
+    from deteval.io.kitti import read_label_dir
+
+    res, lab = kitti_case(tmp_path / "d", seed=seed, n_images=20)
+    for folder, scored in ((lab, False), (res, True)):
+        fast = read_label_dir(folder, None, "x", False, scored)
+        monkeypatch.setattr(kitti_scan, "scan_plain", lambda paths: None)
+        slow = read_label_dir(folder, None, "x", False, scored)
+        monkeypatch.undo()
+        for name in (
+            "image_ids",
+            "start",
+            "names",
+            "cls",
+            "dontcare",
+            "truncated",
+            "occluded",
+            "alpha",
+            "bbox",
+            "score",
+        ):
+            a, b = getattr(fast, name), getattr(slow, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert fast.bbox.flags.c_contiguous
+
+
 def test_other_txt_files_are_warned_and_not_read(tmp_path):
     res, lab = _folders(tmp_path, {0: LINE + "\n"}, {0: LINE + " 0.5\n"})
     (tmp_path / "label_2" / "notes.txt").write_text("anything")
