@@ -144,7 +144,7 @@ def _replays(cli_main, deteval) -> None:
 
 
 def _protocols(cli_main) -> None:
-    """lvis, crowdpose, dota, openimages, oriented boxes and yolo, each with its bootstrap."""
+    """lvis, crowdpose, dota, openimages, oriented boxes, yolo and kitti, each with its bootstrap."""
     import gzip
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -171,6 +171,8 @@ def _protocols(cli_main) -> None:
     sizes = ["--image-sizes", str(yolo / "sizes.json")]
     _cli(cli_main, "--protocol", "yolo", *sizes, str(yolo / "preds"), str(yolo / "labels"), "--bootstrap", "3")
     _cli(cli_main, "--protocol", "yolo", "--compare-coco", *sizes, str(yolo / "preds"), str(yolo / "labels"))
+    kitti = DATA / "kitti_example"
+    _cli(cli_main, "--protocol", "kitti", str(kitti / "results"), str(kitti / "label_2"), "--bootstrap", "3")
 
 
 def _evaluators(deteval) -> None:
