@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -153,49 +154,40 @@ def _uses_aos(dets) -> bool:
     return bool(len(first)) and bool(dets.alpha[dets.start[first[0]]] != AOS_OFF)
 
 
-def _runs(rec: KittiRecord, images: np.ndarray) -> list[dict[str, Any]]:
-    """Each run's thresholds, counts and envelopes over ``images`` (dense indices, in order)."""
+def _runs(rec: KittiRecord, images: np.ndarray, threads: bool = False) -> list[dict[str, Any]]:
+    """Each run's thresholds, counts and envelopes over ``images`` (dense indices, in order); ``threads``:
+    the nine runs on the thread pool (not from a replicate, which may itself run on it)."""
+    tasks = [partial(_run, rec, images, c, d) for c in range(len(CLASSES)) for d in range(len(DIFFICULTIES))]
+    if threads:
+        from deteval.jit import run_tasks
+
+        return run_tasks(tasks)
+    return [task() for task in tasks]
+
+
+def _run(rec: KittiRecord, images: np.ndarray, c: int, d: int) -> dict[str, Any]:
+    """One class at one difficulty: both passes, then the envelopes."""
     from deteval.accumulation.kitti import envelope, thresholds
     from deteval.matching.kitti import count_at_thresholds, tp_scores
 
-    out = []
-    for c in range(len(CLASSES)):
-        thr = rec.min_overlap[c]
-        for d in range(len(DIFFICULTIES)):
-            r = c * len(DIFFICULTIES) + d
-            ign_gt, ign_dt = rec.ign_gt[r], rec.ign_dt[r]
-            npos = int(_per_image_valid(rec.gt_start, ign_gt)[images].sum())
-            scores = tp_scores(
-                images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt, rec.dt_score, thr
-            )
-            ts = thresholds(scores, npos)
-            pr = count_at_thresholds(
-                images,
-                rec.iou,
-                rec.iou_start,
-                rec.gt_start,
-                rec.dt_start,
-                ign_gt,
-                ign_dt,
-                rec.dt_score,
-                rec.cover[c],
-                rec.gt_alpha,
-                rec.dt_alpha,
-                thr,
-                ts,
-                rec.aos,
-            )
-            tp, fp, fn, sim = pr.T
-            out.append(
-                dict(
-                    npos=npos,
-                    thresholds=ts,
-                    precision=envelope(tp, tp + fp),
-                    recall=envelope(tp, tp + fn),
-                    orientation=envelope(sim, tp + fp) if rec.aos else np.zeros(41),
-                )
-            )
-    return out
+    thr = rec.min_overlap[c]
+    r = c * len(DIFFICULTIES) + d
+    ign_gt, ign_dt = rec.ign_gt[r], rec.ign_dt[r]
+    npos = int(_per_image_valid(rec.gt_start, ign_gt)[images].sum())
+    scores = tp_scores(images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt, rec.dt_score, thr)
+    ts = thresholds(scores, npos)
+    pr = count_at_thresholds(
+        images, rec.iou, rec.iou_start, rec.gt_start, rec.dt_start, ign_gt, ign_dt, rec.dt_score, rec.cover[c],
+        rec.gt_alpha, rec.dt_alpha, thr, ts, rec.aos,
+    )  # fmt: skip
+    tp, fp, fn, sim = pr.T
+    return dict(
+        npos=npos,
+        thresholds=ts,
+        precision=envelope(tp, tp + fp),
+        recall=envelope(tp, tp + fn),
+        orientation=envelope(sim, tp + fp) if rec.aos else np.zeros(41),
+    )
 
 
 def _per_image_valid(gt_start: np.ndarray, ign_gt: np.ndarray) -> np.ndarray:
@@ -284,7 +276,7 @@ class KittiProtocol(Protocol):
         )  # fmt: skip
 
     def reduce(self, matches: KittiRecord, gt: Any, params: KittiParams) -> KittiResult:
-        runs = _runs(matches, np.arange(len(matches.image_ids)))
+        runs = _runs(matches, np.arange(len(matches.image_ids)), threads=True)
         stats = _stats(runs, "precision")
         aos = _stats(runs, "orientation") if matches.aos else {}
         shape = (len(CLASSES), len(DIFFICULTIES))
