@@ -36,7 +36,7 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol, split_list
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
-from deteval.result import EvalResult
+from deteval.result import EvalResult, jsonable
 
 PRESET_KEYS = ("min_overlap",)
 CLASSES = ("Car", "Pedestrian", "Cyclist")
@@ -106,6 +106,23 @@ class KittiResult(EvalResult):
     thresholds: np.ndarray = field(default_factory=lambda: np.full((3, 3, 41), np.nan))  # NaN past the last
     npos: np.ndarray = field(default_factory=lambda: np.zeros((3, 3), np.int64))
     aos: dict[str, float] = field(default_factory=dict)  # empty without AOS
+
+    def to_dict(self) -> dict[str, Any]:
+        """The base's keys, with ``aos`` (when computed) and ``curves``: per ``<Class>/<difficulty>`` the 41-slot
+        precision and recall envelopes (the PR curve R11 and R40 read), and the thresholds."""
+        out = super().to_dict()
+        if self.aos:
+            out["aos"] = jsonable(self.aos)
+        curves = {}
+        for c, name in enumerate(CLASSES):
+            for d, diff in enumerate(DIFFICULTIES):
+                ts = self.thresholds[c, d]
+                curves[f"{name}/{diff}"] = jsonable({
+                    "precision": self.precision[c, d].tolist(), "recall": self.recall[c, d].tolist(),
+                    "thresholds": ts[~np.isnan(ts)].tolist(),
+                })  # fmt: skip
+        out["curves"] = curves
+        return out
 
 
 @dataclass(frozen=True, eq=False)

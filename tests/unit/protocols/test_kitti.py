@@ -149,7 +149,10 @@ def test_cli_json_per_class_and_refusal(tmp_path, capsys):
     assert main(["--protocol", "kitti", "--per-class", "--json", str(out), str(res), str(lab)]) == 0
     printed = capsys.readouterr().out
     assert "Car AP_R40@0.70, 0.70, 0.70:" in printed and "moderate" in printed
-    stats = json.loads(out.read_text())["stats"]
+    doc = json.loads(out.read_text())
+    stats = doc["stats"]
+    assert doc["aos"].keys() == stats.keys()
+    assert len(doc["curves"]["Car/moderate"]["precision"]) == 41
     assert stats == deteval.evaluate(str(res), str(lab), protocol="kitti").stats
     assert list(stats) == KEYS
     shutil.copy(next(res.iterdir()), res / "999999.txt")
