@@ -23,11 +23,12 @@ from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
 _FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves")
+_DIR_FLAGS = ("plot", "report")  # outputs that are folders: DIR created when its parent exists, files replaced in it
 STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
 
 
 def wants_files(args: argparse.Namespace) -> bool:
-    return any((args.json, args.csv, args.markdown, args.curves, args.plot, args.arrays))
+    return any((args.json, args.csv, args.markdown, args.curves, args.plot, args.report, args.arrays))
 
 
 def to_stdout(args: argparse.Namespace) -> list[str]:
@@ -58,14 +59,14 @@ def check_paths(inv: Invocation) -> None:
     if len(to_stdout(args)) > 1:
         raise InputError(", ".join(to_stdout(args)), None, "only one output can go to stdout ('-')")
     outputs = {}
-    for name in (*_FILE_FLAGS, "plot"):
+    for name in (*_FILE_FLAGS, *_DIR_FLAGS):
         path = getattr(args, name)
         if not path or (path == "-" and name in STDOUT_FLAGS):
             continue
         if path == "-":
-            where = "a file" if name != "plot" else "a directory"
+            where = "a directory" if name in _DIR_FLAGS else "a file"
             raise InputError(_flag(name), None, f"cannot go to stdout ('-'): give {where}")
-        outputs[_flag(name)] = (path, name == "plot")
+        outputs[_flag(name)] = (path, name in _DIR_FLAGS)
     check_outputs(outputs, inputs(inv))
 
 
@@ -103,6 +104,10 @@ def write_files(
             flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
                 _write_plots(args, result, extras.confusion, staging.directory(target, flag), extras.calibration)
+        if args.report:
+            flag, target = "--report", Path(args.report)
+            with flag_errors("--report"):
+                _write_report(args, result, extras, staging.directory(target, flag))
         staging.commit()
     except OSError as exc:
         # the message reads "cannot write PATH: REASON", PATH the user's (not a temporary's)
@@ -157,6 +162,9 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
     from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+        plots.plot_threshold_curves(result, out / "pr_curves.png")
+        return
     iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
     area = args.at_area or "all"
     if isinstance(result, CocoResult):
@@ -172,6 +180,24 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
         plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
     if calibration is not None:
         plots.plot_reliability(calibration, out / "reliability.png")
+
+
+def _write_report(args: argparse.Namespace, result: EvalResult, extras: Extras, out: Path) -> None:
+    from deteval.analysis.html_report import write_report
+
+    write_report(
+        result,
+        out,
+        tide=extras.tide,
+        calibration=extras.calibration,
+        # the per-image and match rows, where the result carries them (the --per-image / --matches tables)
+        per_image=getattr(result, "per_image", None),
+        matches=getattr(result, "matches", None),
+        iou_thr=args.at_iou,
+        area=args.at_area,
+        beta=args.beta,
+        sources=[("predictions", str(args.preds)), ("ground truth", str(args.gt))],
+    )
 
 
 def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, out=None) -> None:

@@ -98,7 +98,7 @@ def analyses(
     if (
         result.outcomes is not None
         and result.per_class
-        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
+        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by or args.report)
     ):
         from deteval.analysis.report import with_operating_points
 

@@ -66,7 +66,10 @@ def kitti_case(root: Path, seed: int, n_images: int = 40) -> tuple[Path, Path]:
     """Write ``root/label_2`` and ``root/results`` for ``seed``; return ``(results, labels)``.
 
     ``seed % 5``: 0 every results file empty (a set without detections); 1 no Cyclist ground truth; 2
-    detections without alpha (-10: no AOS); 3 scores on a 0.25 grid (heavy ties); 4 random scores."""
+    detections without alpha (-10: no AOS); 3 scores on a 0.25 grid (heavy ties); 4 random scores, a few
+    NaN or infinite. ``seed % 4 == 1``: some files with CRLF line ends, and label lines as the reference
+    reads them but the scanner does not (a leading ``+``, ``occluded`` with a leading zero, trailing
+    whitespace)."""
     rng = np.random.default_rng(seed)
     style = seed % 5
     labels, results = root / "label_2", root / "results"
@@ -112,6 +115,8 @@ def kitti_case(root: Path, seed: int, n_images: int = 40) -> tuple[Path, Path]:
                 if dname.lower() == "dontcare":
                     dname = "Car"
                 score = 0.25 * int(rng.integers(1, 5)) if style == 3 else round(float(rng.random()), 3)
+                if style == 4 and rng.random() < 0.05:
+                    score = float(rng.choice([np.nan, np.inf, -np.inf]))  # the reference reads them as float()
                 alpha = -10 if style == 2 else round(float(rng.uniform(-3, 3)), 2)
                 line = _line(dname, -1, -1, alpha, d, score)
                 dt_lines.append(line)
