@@ -151,9 +151,11 @@ def tp_scores(
     thr: float,
 ) -> np.ndarray:
     """float64: the scores of the candidate pass's true positives over ``images`` (dense indices, in order)."""
-    out = np.empty(len(ign_gt) if len(images) == len(gt_start) - 1 else int(np.diff(gt_start)[images].sum()))
+    images = np.asarray(images, np.int64)
+    # at most one true positive per ground truth of the images walked (a draw may repeat an image)
+    out = np.empty(int(np.diff(gt_start)[images].sum()), np.float64)
     n = _tp_scores(
-        np.asarray(images, np.int64),
+        images,
         iou,
         iou_start,
         gt_start,

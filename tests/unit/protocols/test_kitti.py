@@ -185,6 +185,9 @@ def test_replay_equals_the_materialised_dataset(tmp_path, seed):
     for _ in range(3):
         draw = rng.integers(0, 15, 15)
         assert fn(draw) == list(_materialised(tmp_path, res, lab, draw).values())
+    heavy = int(np.argmax(np.diff(result.replay.gt_start)))  # one image drawn every time: more TPs than
+    draw = np.full(15, heavy)  # the dataset's ground truth rows
+    assert fn(draw) == list(_materialised(tmp_path, res, lab, draw).values())
     part = np.sort(rng.choice(15, 7, replace=False))
     assert replay.replicate_fn(by_draw=False)(part) == list(_materialised(tmp_path, res, lab, part).values())
 
