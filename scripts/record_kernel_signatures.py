@@ -121,8 +121,9 @@ def _cli(cli_main, *argv: str) -> None:
 
 
 def _analyses(cli_main, tmp: Path) -> None:
-    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr, --report: boxes, then masks."""
+    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr, --report, --matches: boxes, masks."""
     sample = ["--per-class", "--json", str(tmp / "a.json"), "--curves", str(tmp / "c.json"), "--score-thr", "0.5"]
+    sample += ["--matches", str(tmp / "m.csv"), "--per-image", str(tmp / "p.json")]
     report = ["--report", str(tmp / "r")]
     _cli(cli_main, str(DT), str(GT), *sample, *report, "--tide", "--confusion", "--calibration", "--lrp")
     _cli(cli_main, str(SEGM_DT), str(GT), "--iou-type", "segm", "--tide", "--lrp", "--calibration")

@@ -22,13 +22,18 @@ from deteval.cli.run import Extras, flag_errors
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
-_FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves")
+_FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves", "matches", "per_image")
 _DIR_FLAGS = ("plot", "report")  # outputs that are folders: DIR created when its parent exists, files replaced in it
+TABLE_FLAGS = ("matches", "per_image")  # row tables, in the format their extension names
+TABLE_FORMATS = (".json", ".csv")
 STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
 
 
 def wants_files(args: argparse.Namespace) -> bool:
-    return any((args.json, args.csv, args.markdown, args.curves, args.plot, args.report, args.arrays))
+    return any((
+        args.json, args.csv, args.markdown, args.curves, args.plot, args.report, args.arrays, args.matches,
+        args.per_image,
+    ))  # fmt: skip
 
 
 def to_stdout(args: argparse.Namespace) -> list[str]:
@@ -66,6 +71,9 @@ def check_paths(inv: Invocation) -> None:
         if path == "-":
             where = "a directory" if name in _DIR_FLAGS else "a file"
             raise InputError(_flag(name), None, f"cannot go to stdout ('-'): give {where}")
+        if name in TABLE_FLAGS and _table_format(path) is None:
+            rule = f"the format comes from the extension: {' or '.join(TABLE_FORMATS)}, got {path!r}"
+            raise InputError(_flag(name), None, rule)
         outputs[_flag(name)] = (path, name in _DIR_FLAGS)
     check_outputs(outputs, inputs(inv))
 
@@ -100,6 +108,11 @@ def write_files(
         if args.curves:
             flag, target = "--curves", Path(args.curves)
             _write_curves(args, result, staging.file(target, flag))
+        for name, table in (("matches", result.match_table), ("per_image", result.image_table)):
+            if getattr(args, name):
+                flag, target = _flag(name), Path(getattr(args, name))
+                text = _table_text(table, getattr(args, name))
+                staging.file(target, flag).write_text(text, encoding="utf-8", errors="backslashreplace", newline="")
         if args.plot:
             flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
@@ -140,6 +153,18 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
         if args.markdown:
             texts["markdown"] = per_class_markdown(result, sort_by=args.sort_by)
     return texts
+
+
+def _table_format(path: str) -> str | None:
+    """The table format a path's extension names (``.json``, ``.csv``; any case), or None."""
+    ext = os.path.splitext(path)[1].lower()
+    return ext if ext in TABLE_FORMATS else None
+
+
+def _table_text(table, path: str) -> str:
+    from deteval.analysis.report import rows_csv, rows_json
+
+    return rows_json(table) if _table_format(path) == ".json" else rows_csv(table)
 
 
 def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> None:

@@ -212,6 +212,18 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="with --curves: every point of the raw and score curves (one per detection: large files)",
     )
     p.add_argument(
+        "--matches",
+        metavar="PATH.json|PATH.csv",
+        help="write every evaluated detection's match per IoU threshold (area all) and each ground truth left "
+        "unmatched, as pycocotools' evalImgs holds them (coco); the format from the extension",
+    )
+    p.add_argument(
+        "--per-image",
+        metavar="PATH.json|PATH.csv",
+        help="write one row per ground-truth image: num_gt, num_dt, tp, fp, fn at IoU .50 (coco); the format "
+        "from the extension",
+    )
+    p.add_argument(
         "--plot",
         metavar="DIR",
         help="write plots (needs matplotlib): pr_curves.png, per_class_ap.png (COCO), pr_per_class.png, "

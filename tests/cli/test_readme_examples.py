@@ -73,7 +73,9 @@ INPUTS: dict[str, Path | None] = {
     "wider_gt/": DATA_DIR / "widerface_example" / "gt",
 }
 # flags whose value an example writes (any name will do)
-OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot", "--report"}
+OUTPUT_FLAGS = {
+    "--json", "--arrays", "--csv", "--markdown", "--curves", "--plot", "--report", "--matches", "--per-image",
+}  # fmt: skip
 # names a Python block may use without defining them: the example's inputs, bound by the test
 PYTHON_NAMES = {"preds": "results.json", "gt": "instances_val2017.json"}
 # what a runnable Python block may import besides deteval: its dependency numpy and the standard library
