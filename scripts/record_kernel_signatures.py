@@ -154,7 +154,7 @@ def _replays(cli_main, deteval) -> None:
 
 
 def _protocols(cli_main) -> None:
-    """lvis, crowdpose, dota, openimages, oriented boxes, yolo and widerface, each with its bootstrap."""
+    """lvis, crowdpose, dota, openimages, oriented boxes, yolo, widerface and kitti, each with its bootstrap."""
     import gzip
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,6 +183,8 @@ def _protocols(cli_main) -> None:
     _cli(cli_main, "--protocol", "yolo", "--compare-coco", *sizes, str(yolo / "preds"), str(yolo / "labels"))
     wider = DATA / "widerface_example"
     _cli(cli_main, "--protocol", "widerface", str(wider / "pred"), str(wider / "gt"), "--bootstrap", "3")
+    kitti = DATA / "kitti_example"
+    _cli(cli_main, "--protocol", "kitti", str(kitti / "results"), str(kitti / "label_2"), "--bootstrap", "3")
 
 
 def _evaluators(deteval) -> None:

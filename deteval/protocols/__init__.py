@@ -19,6 +19,7 @@ _REGISTRY: dict[str, str] = {
     "coco": "deteval.protocols.coco:COCO",
     "crowdhuman": "deteval.protocols.crowdhuman:CROWDHUMAN",
     "crowdpose": "deteval.protocols.crowdpose:CROWDPOSE",
+    "kitti": "deteval.protocols.kitti:KITTI",
     "lvis": "deteval.protocols.lvis:LVIS",
     "dota": "deteval.protocols.dota:DOTA",
     "openimages": "deteval.protocols.openimages:OPENIMAGES",

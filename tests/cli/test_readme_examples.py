@@ -55,6 +55,8 @@ INPUTS: dict[str, Path | None] = {
     "lvis_results.json": DATA_DIR / "lvis100" / "dets_bbox.json.gz",
     "lvis_segm_results.json": DATA_DIR / "lvis100" / "dets_segm.json.gz",
     "Task1_results/": DATA_DIR / "dota" / "dets",
+    "kitti_results/": DATA_DIR / "kitti_example" / "results",
+    "label_2/": DATA_DIR / "kitti_example" / "label_2",
     "labelTxt/": DATA_DIR / "dota" / "gt",
     "oid_dets.csv": DATA_DIR / "openimages" / "expansion_dets.csv",
     "oid_boxes.csv": DATA_DIR / "openimages" / "expansion_boxes.csv",
