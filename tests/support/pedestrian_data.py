@@ -118,3 +118,43 @@ def crowdhuman_case(seed: int, n_images: int = 10, scale: int = 12, complete: bo
         dts.append({"ID": ID, "dtboxes": det})
     rng.shuffle(dts)
     return gts, dts
+
+
+def crowdhuman_edges() -> tuple[list, list]:
+    """Hand-built ODGT images for the reference's edges, each line complete (the reference runs on them):
+    an image with only ignore regions ('mask', a person with ``extra.ignore``), one whose predictions line is
+    empty, IoU exactly 0.5 and a hair either side (``inter / (union + 1e-6)`` against ``> 0.5``), IoA 0.5
+    with a mask region, boxes beyond the image, and scores on and just above the JI thresholds."""
+    W = H = 1000
+    gts = [
+        {"ID": "only_ignore", "width": W, "height": H, "gtboxes": [
+            {"tag": "mask", "fbox": [0, 0, 200, 400]},
+            {"tag": "person", "fbox": [400, 0, 100, 250], "extra": {"ignore": 1}},
+        ]},
+        {"ID": "no_detections", "width": W, "height": H, "gtboxes": [{"tag": "person", "fbox": [10, 10, 50, 120]}]},
+        {"ID": "iou_edges", "width": W, "height": H, "gtboxes": [
+            {"tag": "person", "fbox": [100 * i, 0, 100, 200], "extra": {"ignore": 0}} for i in range(5)
+        ] + [{"tag": "mask", "fbox": [0, 600, 100, 100], "extra": {"ignore": 0}}]},
+        {"ID": "beyond", "width": 640, "height": 480, "gtboxes": [
+            {"tag": "person", "fbox": [-30, -20, 100, 250]}, {"tag": "person", "fbox": [600, 300, 100, 250]},
+            {"tag": "background", "fbox": [300, 100, 40, 100]},
+        ]},
+    ]
+    # IoU of [x, 0, 100, h] with [x, 0, 100, 200]: 100 h / (20000 + 1e-6) against > 0.5
+    heights = [100.0, 100.000000005, 100.00000001, 100.000002, 99.99999]
+    dts = [
+        {"ID": "only_ignore", "dtboxes": [{"box": [10, 10, 100, 200], "score": 0.9},  # IoA 1 with the mask
+                                          {"box": [450, 0, 100, 250], "score": 0.4}]},  # IoA 0.5: kept
+        {"ID": "no_detections", "dtboxes": []},
+        {"ID": "iou_edges", "dtboxes": [{"box": [100 * i, 0, 100, h], "score": s} for i, (h, s) in
+                                        enumerate(zip(heights, [0.5, 0.30000000000000004, 0.3000000000000001,
+                                                                0.1, 0.9]))]
+         + [{"box": [50, 600, 100, 100], "score": 0.7}]},  # IoA 0.5 with the mask: not dropped
+        {"ID": "beyond", "dtboxes": [{"box": [-40, -40, 110, 270], "score": 0.8},
+                                     {"box": [590, 290, 200, 300], "score": 0.2},
+                                     {"box": [300, 100, 40, 100], "score": 0.6}]},
+    ]
+    for g in gts:
+        for b in g["gtboxes"]:  # the reference reads every box's hbox
+            b["hbox"] = [b["fbox"][0], b["fbox"][1], b["fbox"][2], b["fbox"][2]]
+    return gts, dts
