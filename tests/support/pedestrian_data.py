@@ -158,3 +158,88 @@ def crowdhuman_edges() -> tuple[list, list]:
         for b in g["gtboxes"]:  # the reference reads every box's hbox
             b["hbox"] = [b["fbox"][0], b["fbox"][1], b["fbox"][2], b["fbox"][2]]
     return gts, dts
+
+
+def _cp_gt(anns: list, n_images: int = 1) -> dict:
+    full = [{"id": k + 1, "image_id": 1, "category_id": 1, "height": a["bbox"][3], "vis_ratio": 1.0, **a}
+            for k, a in enumerate(anns)]
+    return {"images": [{"id": i + 1} for i in range(n_images)], "categories": [{"id": 1, "name": "pedestrian"}],
+            "annotations": full}
+
+
+def _cp_det(box: list, score: float, image: int = 1) -> dict:
+    return {"image_id": image, "category_id": 1, "bbox": box, "score": score}
+
+
+def citypersons_edges() -> list[tuple[str, dict, list]]:
+    """(name, ground truth, results) built for one quirk each of ``eval_MR_multisetup.py``; every results
+    list is non-empty (the reference's ``loadRes`` reads ``anns[0]``)."""
+    cases = []
+    gt = _cp_gt([{"bbox": [0, 0, 40, 100]}, {"bbox": [200, 0, 40, 120]}])
+    cases.append(("perfect_and_setups_without_positives", gt, [_cp_det([0, 0, 40, 100], 0.9),
+                                                                _cp_det([200, 0, 40, 120], 0.8)]))
+    cases.append(("every_detection_too_short", _cp_gt([{"bbox": [0, 0, 40, 100]}]),
+                  [_cp_det([0, 0, 40, 15.99], 0.9), _cp_det([0, 0, 40, 39.99], 0.8)]))
+    gt = _cp_gt([{"bbox": [0, 0, 40, 100]}, {"bbox": [100, 0, 40, 100]}])
+    gt["annotations"][0]["id"] = 0
+    cases.append(("gt_id_zero", gt, [_cp_det([0, 0, 40, 100], 0.9), _cp_det([100, 0, 40, 100], 0.8)]))
+    gt = _cp_gt([{"bbox": [0, 0, 40, 200]}, {"bbox": [500, 0, 40, 100]}, {"bbox": [0, 300, 100, 200], "ignore": 1}])
+    cases.append(("iou_and_ioa_half", gt, [_cp_det([0, 0, 40, 100], 0.9), _cp_det([50, 300, 100, 200], 0.95),
+                                           _cp_det([500, 0, 40, 100], 0.5)]))
+    gt = _cp_gt([{"bbox": [500, 0, 40, 100]}, {"bbox": [0, 0, 300, 300], "ignore": 1}])
+    res = [_cp_det([0, 0, 40, 100], 0.9) for _ in range(1000)] + [_cp_det([500, 0, 40, 100], 0.5)]
+    cases.append(("over_1000_behind_an_ignore_region", gt, res))
+    # 2249 images: 40 false positives give FPPI 0.0177857, <= the literal 0.0178, above 10 ** -1.75
+    gt = _cp_gt([{"bbox": [1000, 0, 40, 100]}, {"bbox": [1500, 0, 40, 100]}], n_images=2249)
+    fps = [_cp_det([10 * i, 500, 20, 60], 0.9 - i * 1e-3) for i in range(41)]
+    res = fps[:40] + [_cp_det([1000, 0, 40, 100], 0.85), fps[40], _cp_det([1500, 0, 40, 100], 0.1)]
+    cases.append(("fppi_between_the_literal_points_and_10x", gt, res))
+    gt = _cp_gt([{"bbox": [1000, 0, 40, 100]}])
+    cases.append(("no_index_reads_the_final_recall", gt, [_cp_det([0, 0, 40, 100], 0.9),
+                                                          _cp_det([1000, 0, 40, 100], 0.8)]))
+    # heights and visibilities a hair either side of each bound; detection heights at the filter bounds
+    anns, dets = [], []
+    for i, (h, v) in enumerate(zip(HEIGHTS, VIS + VIS)):
+        anns.append({"bbox": [60 * i, 0, 30, h], "height": h, "vis_ratio": v})
+        dets.append(_cp_det([60 * i, 0, 30, h], 0.5 + i * 0.01))
+    for i, h in enumerate(DT_HEIGHTS):
+        dets.append(_cp_det([60 * i, 500, 30, h], 0.3))
+    cases.append(("bounds", _cp_gt(anns), dets))
+    # tied scores across images, sparse unsorted image ids, height differing from the box, iscrowd without ignore
+    gt = {"images": [{"id": 907}, {"id": 3}, {"id": 55}], "categories": [{"id": 1, "name": "p"}], "annotations": [
+        {"id": 40, "image_id": 907, "category_id": 1, "bbox": [0, 0, 40, 100], "height": 60, "vis_ratio": 0.7},
+        {"id": 7, "image_id": 3, "category_id": 1, "bbox": [0, 0, 40, 100], "height": 100, "vis_ratio": 0.9,
+         "iscrowd": 1},
+        {"id": 12, "image_id": 55, "category_id": 1, "bbox": [0, 0, 40, 100], "height": 45, "vis_ratio": 0.9},
+    ]}
+    res = [_cp_det([0, 0, 40, 100], 0.7, im) for im in (907, 3, 55)] + [_cp_det([300, 0, 40, 100], 0.7, 3)]
+    cases.append(("ties_sparse_ids_height_iscrowd", gt, res))
+    return cases
+
+
+def citypersons_detections(gt: dict, seed: int, per_image: int = 12) -> list:
+    """Generated detections for a CityPersons ground truth (the real ``val_gt.json``): jittered copies of its
+    boxes (ignore regions included), random boxes, tied scores, and 1,100 detections behind the first ignore
+    region of one image."""
+    rng = np.random.default_rng(seed)
+    by_image: dict = {}
+    for a in gt["annotations"]:
+        by_image.setdefault(a["image_id"], []).append(a)
+    res = []
+    for im in gt["images"]:
+        mine = by_image.get(im["id"], [])
+        for _ in range(int(rng.integers(0, per_image))):
+            if mine and rng.random() < 0.6:
+                g = mine[int(rng.integers(len(mine)))]["bbox"]
+                j = rng.normal(0, 0.1, 4) * [g[2], g[3], g[2], g[3]]
+                box = [g[0] + j[0], g[1] + j[1], max(g[2] + j[2], 1.0), max(g[3] + j[3], 1.0)]
+            else:
+                h = float(rng.uniform(10, 300))
+                box = [float(rng.uniform(0, 2000)), float(rng.uniform(0, 900)), h * 0.41, h]
+            score = float(rng.choice([0.5, 0.9])) if rng.random() < 0.2 else float(rng.random())
+            res.append({"image_id": im["id"], "category_id": 1, "bbox": box, "score": score})
+    region = next(a for a in gt["annotations"] if a["category_id"] == 0 or a.get("ignore"))
+    g = region["bbox"]
+    res += [{"image_id": region["image_id"], "category_id": 1, "bbox": [g[0], g[1], g[2], g[3]], "score": 0.99}
+            for _ in range(1100)]
+    return res
