@@ -243,3 +243,51 @@ def citypersons_detections(gt: dict, seed: int, per_image: int = 12) -> list:
     res += [{"image_id": region["image_id"], "category_id": 1, "bbox": [g[0], g[1], g[2], g[3]], "score": 0.99}
             for _ in range(1100)]
     return res
+
+
+def citypersons_batches(gt: dict, res: list) -> list[tuple[dict, dict]]:
+    """(preds, target) per image of a CityPersons dataset, as the Evaluator takes them: boxes xywh, labels the
+    category ids, ``ignore`` (a missing one 0; ``iscrowd`` not passed), ``height`` and ``vis_ratio`` per box."""
+    out = []
+    for im in gt["images"]:
+        a = [x for x in gt["annotations"] if x["image_id"] == im["id"]]
+        r = [x for x in res if x["image_id"] == im["id"]]
+        target = {"image_id": im["id"], "boxes": np.array([x["bbox"] for x in a], float).reshape(-1, 4),
+                  "labels": np.array([x["category_id"] for x in a], np.int64),
+                  "ignore": np.array([x.get("ignore", 0) for x in a], np.int64),
+                  "height": np.array([x["height"] for x in a], float),
+                  "vis_ratio": np.array([x["vis_ratio"] for x in a], float)}
+        preds = {"image_id": im["id"], "boxes": np.array([x["bbox"] for x in r], float).reshape(-1, 4),
+                 "scores": np.array([x["score"] for x in r], float),
+                 "labels": np.array([x["category_id"] for x in r], np.int64)}
+        out.append((preds, target))
+    return out
+
+
+def crowdhuman_batches(gts: list, dts: list, box_format: str = "xywh") -> list[tuple[dict, dict]]:
+    """(preds, target) per ground-truth line, as the Evaluator takes them: fbox / box (``"xyxy"``: x2 = x + w,
+    the reference's arithmetic), labels 1, each box's reference tag (1, 0, -1 from its tag and extra.ignore),
+    the image's height and width."""
+    classes = ("background", "person")
+
+    def tag(rb: dict) -> int:
+        t = classes.index(rb["tag"]) if rb["tag"] in classes else -1
+        return -1 if rb.get("extra", {}).get("ignore", 0) != 0 else t
+
+    def boxes(rows: list) -> np.ndarray:
+        b = np.array(rows, float).reshape(-1, 4)
+        if box_format == "xyxy":
+            b[:, 2:4] += b[:, :2]
+        return b
+
+    d_of = {d["ID"]: d["dtboxes"] for d in dts}
+    out = []
+    for g in gts:
+        dd = d_of.get(g["ID"], [])
+        target = {"image_id": g["ID"], "boxes": boxes([b["fbox"] for b in g["gtboxes"]]),
+                  "labels": np.ones(len(g["gtboxes"]), np.int64),
+                  "tag": np.array([tag(b) for b in g["gtboxes"]], float), "height": g["height"], "width": g["width"]}
+        preds = {"image_id": g["ID"], "boxes": boxes([b["box"] for b in dd]),
+                 "scores": np.array([b["score"] for b in dd], float), "labels": np.ones(len(dd), np.int64)}
+        out.append((preds, target))
+    return out
