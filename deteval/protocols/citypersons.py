@@ -222,6 +222,28 @@ class CityPersonsProtocol(Protocol):
     def replay(self, result: EvalResult) -> CityPersonsReplayStats:
         return CityPersonsReplayStats(kept_replay(result))
 
+    def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
+        """Per setup, the miss rate against FPPI of the ranked detections (deteval.analysis.miss_rate),
+        from the result's replay record; a setup without positives has none (null)."""
+        from deteval.analysis.miss_rate import curve
+
+        rec = kept_replay(result)
+        n_images = len(rec.image_ids)
+        curves: dict[str, Any] = {}
+        for (label, _, _), outcome, score, npos_img in zip(SETUPS, rec.outcome, rec.score, rec.npos):
+            npos = int(npos_img.sum())
+            if npos == 0 or not rec.has_person:
+                curves[label] = None
+                continue
+            q, fppi, recall = miss_rate_points(outcome, score, None, npos, n_images)
+            order = np.argsort(-score, kind="mergesort")
+            ranked = score[order][outcome[order] != -1]
+            read = np.searchsorted(fppi, FPPI_POINTS, side="right") - 1
+            read = np.where(read < 0, len(fppi) - 1, read) if len(fppi) else np.full(len(FPPI_POINTS), -1)
+            curves[label] = curve(fppi, 1 - recall, ranked, read, FPPI_POINTS, 1 - q, log_average_miss_rate(q),
+                                  max_points)
+        return {"protocol": self.name, "miss_rate_curves": curves}
+
     # ---- streaming (deteval.evaluator)
     #
     # An image's outcomes depend on its own rows only, so each batch is matched alone. Kept per person

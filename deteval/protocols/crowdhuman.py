@@ -215,6 +215,32 @@ class CrowdHumanProtocol(Protocol):
     def replay(self, result: EvalResult) -> CrowdHumanReplayStats:
         return CrowdHumanReplayStats(kept_replay(result))
 
+    def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
+        """The miss rate against FPPI (with recall and precision: AP's curve) of the ranked detections
+        (deteval.analysis.miss_rate), from the result's replay record; none (null) without positives."""
+        from deteval.analysis.miss_rate import curve
+
+        rec = kept_replay(result)
+        npos, n_images = int(rec.npos.sum()), len(rec.image_ids)
+        order = np.argsort(-rec.score, kind="stable")  # match()'s ranking of the grouped rows
+        outcome, score = rec.outcome[order], rec.score[order]
+        keep = outcome != -1
+        if npos == 0:
+            return {"protocol": self.name, "miss_rate_curves": {"all": None}}
+        out, score = outcome[keep], score[keep]
+        tp = np.cumsum(out == 1).astype(np.float64)
+        fp = np.cumsum(out == 0).astype(np.float64)
+        recall = tp / (tp + (npos - tp))
+        precision = tp / (tp + fp)
+        fppi = fp / n_images
+        read = np.searchsorted(fppi, np.array(MR_POINTS), side="left")
+        read[read == len(fppi)] = len(fppi) - 1
+        at = (1.0 - recall)[read] if len(fppi) else np.ones(len(MR_POINTS))
+        _, mr = ap_mr(outcome, npos, n_images)
+        c = curve(fppi, 1.0 - recall, score, read, np.array(MR_POINTS), at, mr, max_points, recall=recall,
+                  precision=precision)
+        return {"protocol": self.name, "miss_rate_curves": {"all": c}}
+
     # ---- streaming (deteval.evaluator)
     #
     # One class: labels are read (the Evaluator's category table) but play no part. A target carries per

@@ -76,8 +76,10 @@ def load(tmp_root: Path) -> types.SimpleNamespace:
     return _LOADED["ref"]
 
 
-def mr(tmp_path: Path, gt: dict | str, results: list) -> list[float]:
-    """The four setups' MR from the reference (``eval_demo.py``'s loop), exact."""
+def mr(tmp_path: Path, gt: dict | str, results: list, curves: list | None = None) -> list[float]:
+    """The four setups' MR from the reference (``eval_demo.py``'s loop), exact. ``curves``: a list that
+    receives per setup the ``(fppi, recall)`` that ``accumulate`` computed (its locals at return, read
+    through ``sys.setprofile``; None where it returned before computing them)."""
     ref = load(tmp_path)
     ann = gt if isinstance(gt, str) else str(_dump(tmp_path / "gt.json", gt))
     res = str(_dump(tmp_path / "dt.json", results))
@@ -86,6 +88,11 @@ def mr(tmp_path: Path, gt: dict | str, results: list) -> list[float]:
     def grab(frame, event, arg):
         if event == "return" and frame.f_code.co_name == "_summarize":
             out.append(float(arg))
+
+    def grab_curve(frame, event, arg):
+        if event == "return" and frame.f_code.co_name == "accumulate" and curves is not None:
+            loc = frame.f_locals
+            curves.append((np.array(loc["fppi"]), np.array(loc["recall"])) if "fppi" in loc else None)
 
     with open(tmp_path / "results.txt", "w") as res_file, open(os.devnull, "w") as quiet:
         stdout, sys.stdout = sys.stdout, quiet
@@ -96,7 +103,11 @@ def mr(tmp_path: Path, gt: dict | str, results: list) -> list[float]:
                 ev = ref.COCOeval(coco_gt, coco_dt, "bbox")
                 ev.params.imgIds = sorted(coco_gt.getImgIds())
                 ev.evaluate(id_setup)
-                ev.accumulate()
+                sys.setprofile(grab_curve)
+                try:
+                    ev.accumulate()
+                finally:
+                    sys.setprofile(None)
                 sys.setprofile(grab)
                 try:
                     ev.summarize(id_setup, res_file)

@@ -111,3 +111,16 @@ def ji(tmp_path: Path, gts: list, dts: list) -> tuple[float, list[float]]:
         _, mean_ratio = ref.ji.gather(queue)
         per_threshold.append(float(mean_ratio))
     return max(per_threshold), per_threshold
+
+
+def apmr_curves(tmp_path: Path, gts: list, dts: list) -> dict[str, list]:
+    """The curves the reference's ``Database.eval_MR`` and ``eval_AP`` return beside AP and MR (as
+    ``compute_APMR`` builds the database): FPPI and miss rate, recall, precision and score per ranked
+    detection."""
+    ref = load(tmp_path)
+    gt_path, dt_path = _write(tmp_path / "gt.odgt", gts), _write(tmp_path / "dt.odgt", dts)
+    db = ref.database.Database(gt_path, dt_path, "box", None, 0)
+    db.compare()
+    _, (rec, prec, thr, _, _, _) = db.eval_AP()
+    _, (fppi, miss) = db.eval_MR()
+    return {"fppi": fppi, "miss_rate": miss, "recall": rec, "precision": prec, "score": thr}
