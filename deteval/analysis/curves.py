@@ -39,7 +39,7 @@ JSON written by :func:`write_pr_curves` (``deteval --curves PATH.json``):
 * VOC results have no 101-point arrays: only ``iou``, ``area`` and the
   score-based keys are written;
 * the pedestrian protocols (citypersons, crowdhuman): ``protocol`` and ``miss_rate_curves``, the miss rate
-  against false positives per image per setup (:mod:`deteval.analysis.miss_rate`).
+  against false positives per image per setup (:mod:`deteval.accumulation.miss_rate`).
 
 NaN (recall and F-beta of a class without ground truth, precision where
 nothing is kept) is written as ``null``. For COCO the score curves use the

@@ -223,9 +223,9 @@ class CityPersonsProtocol(Protocol):
         return CityPersonsReplayStats(kept_replay(result))
 
     def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
-        """Per setup, the miss rate against FPPI of the ranked detections (deteval.analysis.miss_rate),
+        """Per setup, the miss rate against FPPI of the ranked detections (deteval.accumulation.miss_rate),
         from the result's replay record; a setup without positives has none (null)."""
-        from deteval.analysis.miss_rate import curve
+        from deteval.accumulation.miss_rate import curve
 
         rec = kept_replay(result)
         n_images = len(rec.image_ids)

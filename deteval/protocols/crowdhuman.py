@@ -217,8 +217,8 @@ class CrowdHumanProtocol(Protocol):
 
     def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
         """The miss rate against FPPI (with recall and precision: AP's curve) of the ranked detections
-        (deteval.analysis.miss_rate), from the result's replay record; none (null) without positives."""
-        from deteval.analysis.miss_rate import curve
+        (deteval.accumulation.miss_rate), from the result's replay record; none (null) without positives."""
+        from deteval.accumulation.miss_rate import curve
 
         rec = kept_replay(result)
         npos, n_images = int(rec.npos.sum()), len(rec.image_ids)
