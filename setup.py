@@ -1,5 +1,6 @@
 """The build step that compiles deteval's kernels into the package: a numba cache (``deteval/_runtime/shipped.py``)
-and extension modules (``deteval/_runtime/aot_build.py``, which also need a C compiler).
+and, with ``DETEVAL_BUILD_AOT=1``, extension modules (``deteval/_runtime/aot_build.py``, which also need a C
+compiler; without it they are built after install, in the background: ``deteval/_runtime/aot_cache.py``).
 
 Everything else about the package is in ``pyproject.toml``. The compile needs numba and numpy in the
 build environment (``[build-system] requires``); if a step fails, the package is built without what it
@@ -39,7 +40,12 @@ class BuildPyWithKernels(build_py):
             "compiling kernels into the package (later first runs load them)",
             "kernels not compiled at build ({}); they compile on first use",
         )  # fmt: skip
-        # and into extension modules (deteval/_runtime/aot.py): runs that need only them never import numba
+        # and into extension modules (deteval/_runtime/aot.py), whose runs never import numba: asked for only, as
+        # they would double the install's time for ~0.3 s a run; else the first deteval run builds them in the
+        # background into the user's cache (deteval/_runtime/aot_cache.py)
+        if os.environ.get("DETEVAL_BUILD_AOT", "").strip() != "1":
+            print("deteval: kernels ahead of time: built after install, in the background (DETEVAL_BUILD_AOT=1: now)")
+            return
         _build_step(
             build_lib, "_aot", "deteval._runtime.aot_build",
             "compiling kernels ahead of time (numba.pycc; needs a C compiler)",

@@ -82,6 +82,10 @@ def evaluate(
         (README: "Where pycocotools is lenient"). VOC's readers have no such
         input: ignored there.
         Numbers are never changed by it; a loaded ``GroundTruth`` is not re-checked.
+    matches : bool, default False
+        Keep every evaluated detection's match per IoU threshold and the ground truth left unmatched
+        (``result.matches``), and the per-image counts (``result.per_image``), from the one matching pass
+        (``coco``, ``lvis``; docs/cli.md, "Matches and per-image counts").
     slices : mapping, optional
         ``{name: [image ids]}`` (every protocol but LVIS's Fixed AP): every stat per slice, in ``result.slices``
         (``{name: {stat: value}}``), each equal to evaluating the slice's images alone, from the one
@@ -121,8 +125,14 @@ def evaluate(
     """
     proto = protocols.get(protocol)
     slices = options.pop("slices", None)
+    keep_matches = bool(options.pop("matches", False))
     preset = _preset(config)
-    result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=preset, strict=strict, **options)
+    if keep_matches:
+        params = proto.params(iou_type, compat=compat, preset=preset, strict=strict, **options)
+        params = proto.keeping_tables(params, matches=True, per_image=True)
+        result = proto.evaluate_loaded(*proto.load(preds, gt, params), params)
+    else:
+        result = proto.evaluate(preds, gt, iou_type=iou_type, compat=compat, preset=preset, strict=strict, **options)
     if slices is not None:
         from deteval.analysis.slices import slice_stats
 

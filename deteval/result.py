@@ -50,6 +50,58 @@ class Outcomes:
     match_iou: np.ndarray | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class RowTable:
+    """Rows kept as NumPy columns, read as a list of dicts (:meth:`records`): the per-detection matches
+    (:class:`MatchTable`) and the per-image counts (:class:`ImageTable`) of an evaluation that kept them."""
+
+    KEYS: ClassVar[tuple[str, ...]] = ()
+
+    columns: dict[str, np.ndarray]  # one array per key of KEYS, one value per row
+    nulls: dict[str, np.ndarray] = field(default_factory=dict)  # bool per row: None there (keys that may be null)
+
+    def __len__(self) -> int:
+        return len(self.columns[self.KEYS[0]]) if self.KEYS else 0
+
+    def column(self, key: str) -> list:
+        """One column as Python values (ids keep their type: int or str), ``None`` where null or a float is
+        not finite."""
+        values = self.columns[key].tolist()
+        if key in self.nulls and self.nulls[key].any():
+            values = [None if n else v for v, n in zip(values, self.nulls[key].tolist())]
+        if self.columns[key].dtype.kind == "f" and not np.isfinite(self.columns[key]).all():
+            values = [v if v is None or math.isfinite(v) else None for v in values]
+        return values
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts with the keys of ``KEYS``, in that order."""
+        keys = self.KEYS
+        return [dict(zip(keys, row)) for row in zip(*(self.column(k) for k in keys))]
+
+
+class MatchTable(RowTable):
+    """Every evaluated detection's match at every IoU threshold in area range ``all``, and every ground
+    truth no detection took there, as pycocotools' ``evalImgs`` records them.
+
+    ``det_index`` is the detection's 0-based row in the results file (None on a ground-truth row);
+    ``gt_id`` is pycocotools' ``dtMatches`` entry (None where it is 0: no match, or a match to annotation
+    id 0 in compat mode) or, on a ground-truth row, that ground truth's id; ``iou`` the overlap the match
+    was decided on (IoU, intersection over the detection's area for crowd regions, OKS for keypoints),
+    None exactly where ``gt_id`` is None or on a ground-truth row; ``ignored`` is ``dtIgnore`` (``gtIgnore``
+    on a ground-truth row).
+    """
+
+    KEYS = ("iou_thr", "det_index", "image_id", "category_id", "score", "gt_id", "iou", "ignored")
+
+
+class ImageTable(RowTable):
+    """One row per ground-truth image: ground truth that counts (``num_gt``), evaluated detections
+    (``num_dt``, ignored ones included), and at IoU .50 (the first threshold without it), area ``all``,
+    the largest max dets: detections that are true (``tp``) and false (``fp``) positives, ``fn = num_gt - tp``."""
+
+    KEYS = ("image_id", "num_gt", "num_dt", "tp", "fp", "fn")
+
+
 @dataclass(eq=False)
 class EvalResult:
     """The outcome of one evaluation; every protocol's result type derives from it.
@@ -88,6 +140,26 @@ class EvalResult:
     replay: Any = field(default=None, repr=False, compare=False)
     # every stat per slice of the images (evaluate(..., slices=...)): {slice name: {stat: value}}
     slices: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    # the per-detection matches and per-image counts, when the evaluation kept them (evaluate(..., matches=True))
+    match_table: MatchTable | None = field(default=None, repr=False, compare=False)
+    image_table: ImageTable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def matches(self) -> list[dict[str, Any]]:
+        """Every evaluated detection's match per IoU threshold, and the ground truth left unmatched
+        (:class:`MatchTable`'s keys), as kept by ``evaluate(..., matches=True)``."""
+        if self.match_table is None:  # AttributeError: getattr(result, "matches", None) reads it as absent
+            raise AttributeError(f"this {self.protocol!r} result kept no matches: evaluate it with matches=True")
+        return self.match_table.records()
+
+    @property
+    def per_image(self) -> list[dict[str, Any]]:
+        """One row per ground-truth image (:class:`ImageTable`'s keys), as kept by ``evaluate(..., matches=True)``."""
+        if self.image_table is None:
+            raise AttributeError(
+                f"this {self.protocol!r} result kept no per-image table: evaluate it with matches=True"
+            )
+        return self.image_table.records()
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:

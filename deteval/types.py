@@ -187,6 +187,9 @@ class Detections:
     obb: np.ndarray | None = None  # float64 (N, 5), oriented boxes (cx, cy, w, h, angle in radians), or (N, 8)
     # the -inf scores were NaN in the input (no input score was -inf): they rank last, and results show NaN
     nan_scores: bool = False
+    # int64 (N,): each row's 0-based place in the input's list where rows were skipped (results of categories
+    # the ground truth lacks); None: row i is the input's i-th
+    file_row: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.image)

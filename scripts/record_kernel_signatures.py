@@ -121,9 +121,11 @@ def _cli(cli_main, *argv: str) -> None:
 
 
 def _analyses(cli_main, tmp: Path) -> None:
-    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr: boxes, then masks."""
+    """TIDE, confusion, curves and plots' data, calibration, LRP, --score-thr, --report, --matches: boxes, masks."""
     sample = ["--per-class", "--json", str(tmp / "a.json"), "--curves", str(tmp / "c.json"), "--score-thr", "0.5"]
-    _cli(cli_main, str(DT), str(GT), *sample, "--tide", "--confusion", "--calibration", "--lrp")
+    sample += ["--matches", str(tmp / "m.csv"), "--per-image", str(tmp / "p.json")]
+    report = ["--report", str(tmp / "r")]
+    _cli(cli_main, str(DT), str(GT), *sample, *report, "--tide", "--confusion", "--calibration", "--lrp")
     _cli(cli_main, str(SEGM_DT), str(GT), "--iou-type", "segm", "--tide", "--lrp", "--calibration")
     try:
         import matplotlib  # noqa: F401 - plots are an extra
@@ -144,8 +146,8 @@ def _replays(cli_main, deteval) -> None:
 
 
 def _protocols(cli_main) -> None:
-    """lvis, crowdpose, dota, openimages, oriented boxes, yolo, citypersons and crowdhuman, each with its
-    bootstrap."""
+    """lvis, crowdpose, dota, openimages, oriented boxes, yolo, widerface, citypersons and crowdhuman, each
+    with its bootstrap."""
     import gzip
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,6 +174,8 @@ def _protocols(cli_main) -> None:
     sizes = ["--image-sizes", str(yolo / "sizes.json")]
     _cli(cli_main, "--protocol", "yolo", *sizes, str(yolo / "preds"), str(yolo / "labels"), "--bootstrap", "3")
     _cli(cli_main, "--protocol", "yolo", "--compare-coco", *sizes, str(yolo / "preds"), str(yolo / "labels"))
+    wider = DATA / "widerface_example"
+    _cli(cli_main, "--protocol", "widerface", str(wider / "pred"), str(wider / "gt"), "--bootstrap", "3")
     ped = DATA / "pedestrian"
     with tempfile.TemporaryDirectory() as tmp:
         _cli(cli_main, "--protocol", "citypersons", str(ped / "citypersons_results.json"),

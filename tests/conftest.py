@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, settings
 TESTS_DIR = Path(__file__).resolve().parent
 DATA_DIR = TESTS_DIR / "data"
 
+# no test's command-line run starts the background build of kernels ahead of time (deteval/_runtime/aot_cache.py:
+# tests/unit/runtime/test_aot_cache.py turns it on for itself); set here, so their subprocesses inherit it
+os.environ["DETEVAL_AOT_BACKGROUND"] = "0"
+
 # tests/support/ (oracles, strategies) is imported by the test files as the package "support"; make it
 # importable whatever pytest's import mode is.
 if str(TESTS_DIR) not in sys.path:

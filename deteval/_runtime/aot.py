@@ -1,7 +1,8 @@
 """Kernels compiled ahead of time: extension modules built with the package, called without numba.
 
-``pip install .`` compiles the recorded signatures of :mod:`deteval._startup.kernel_signatures`
-into extension modules under ``deteval/_aot`` (:mod:`deteval._runtime.aot_build`, with
+The recorded signatures of :mod:`deteval._startup.kernel_signatures` are compiled into extension
+modules in the background after install, into the user's cache (:mod:`deteval._runtime.aot_cache`), or
+by ``DETEVAL_BUILD_AOT=1 pip install .`` under ``deteval/_aot`` (:mod:`deteval._runtime.aot_build`, with
 ``numba.pycc``: the same numba compiler, numba's runtime linked into each module, for
 the baseline CPU of the platform, so a wheel runs on any machine of its kind). A
 :class:`deteval.jit.Kernel` whose arguments have one of those signatures calls that
@@ -80,9 +81,18 @@ def type_key(value: object) -> str | None:
 
 
 def _root() -> str | None:
+    """``$DETEVAL_AOT_DIR``, else the package's modules (built at install), else those built after install
+    into the user's cache (:mod:`.aot_cache`); None when there are none."""
     if PLAIN or os.environ.get(ENV, "").strip() == "0":
         return None
     root = os.environ.get(DIR_ENV) or built_folder(DIRNAME)
+    if os.path.isfile(os.path.join(root, INDEX)):
+        return root
+    if os.environ.get(DIR_ENV):
+        return None
+    from deteval._runtime.aot_cache import user_folder
+
+    root = user_folder()
     return root if os.path.isfile(os.path.join(root, INDEX)) else None
 
 

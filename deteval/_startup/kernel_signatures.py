@@ -185,6 +185,7 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(float64, 1, 'C', False, aligned=True)",
             "Array(int8, 3, 'C', False, aligned=True)",
             "Array(float64, 2, 'C', False, aligned=True)",
+            "Array(int64, 2, 'C', False, aligned=True)",
             'int64',
         )),
         ('deteval.accumulation.accumulate._accumulate_kernel', (

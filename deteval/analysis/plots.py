@@ -147,7 +147,7 @@ def plot_pr_curves(
 # score-threshold curves (deteval.analysis.operating_points) and the confusion matrix (deteval.analysis.confusion)
 
 
-def _class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
+def class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
     """The protocol's own AP per category id at ``iou_thr``: COCO's 101-point AP, VOC's headline integrator."""
     if isinstance(result, CocoResult):
         curves = pr_curves(result, iou_thr=iou_thr)
@@ -160,6 +160,29 @@ def _class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
         ids = [v.item() if hasattr(v, "item") else v for v in result.outcomes.category_ids]
         return {cid: float(ap[k]) for k, cid in enumerate(ids) if npos[k] > 0}
     return {}
+
+
+def plot_threshold_curves(result: EvalResult, path: str | Path) -> Path:
+    """The precision-recall curve of each set a result evaluates at fixed score thresholds (WIDER FACE's
+    subsets: ``result.threshold_curves()``), AP in the legend. Raises ``ImportError`` without matplotlib."""
+    Figure, Canvas = _matplotlib()
+    data = result.threshold_curves()
+    fig = Figure(figsize=(7.0, 5.5))
+    ax = fig.add_subplot()
+    for name, c in data["curves"].items():
+        ax.plot(c["recall"], c["precision"], linewidth=1.6, label=f"{name}: AP={c['AP']:.4f}")
+    ax.set_xlim(0, 1.0)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+    ax.set_title(f"{data['protocol']}: precision-recall at {len(data['thresholds'])} score thresholds")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out
 
 
 @renamed_keywords(iou="iou_thr")
@@ -185,7 +208,7 @@ def plot_pr_per_class(
 
     Figure, Canvas = _matplotlib()
     sc = score_curves(result, iou_thr=iou_thr, area=area)
-    aps = _class_aps(result, sc.iou)
+    aps = class_aps(result, sc.iou)
     chosen = sorted((c for c in sc.classes if c.npos > 0), key=lambda c: -c.npos)[:max_classes]
     n = max(len(chosen), 1)
     cols = min(4, n)

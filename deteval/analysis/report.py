@@ -24,11 +24,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import math
 from typing import Any
 
+import numpy as np
+
 from deteval.errors import renamed_keywords
-from deteval.result import EvalResult
+from deteval.result import EvalResult, RowTable
 from deteval.text import display_width, pad, printable
 
 NO_VALUE_MARKDOWN = "\u2013"
@@ -244,3 +247,76 @@ def slices_table(slices: dict[str, dict[str, float]]) -> str:
         for name, stats in slices.items()
     ]
     return "\n".join([head, *rows])
+
+
+def rows_json(table: RowTable) -> str:
+    """A :class:`~deteval.result.RowTable` (``result.match_table``, ``result.image_table``) as JSON text: a
+    top-level list of objects, one per line, as ``json.dumps`` writes each of ``table.records()`` (ids keep
+    their type, null where a value is missing or a float is not finite, floats at ``repr`` precision)."""
+    if not len(table):
+        return "[]\n"
+    heads = ["{" + json.dumps(k) + ": " if i == 0 else ", " + json.dumps(k) + ": " for i, k in enumerate(table.KEYS)]
+    cells = [_column_text(table, k, head, _json_value, "null") for k, head in zip(table.KEYS, heads)]
+    return "[\n" + "},\n".join(map("".join, zip(*cells))) + "}\n]\n"
+
+
+def rows_csv(table: RowTable) -> str:
+    """A :class:`~deteval.result.RowTable` as CSV text, as the csv module writes it: a header row, one row
+    per record; a missing value (or a float that is not finite) is an empty cell, booleans ``true``/``false``,
+    floats at ``repr`` precision; text ids that would start a spreadsheet formula get a leading ``'`` (as
+    :func:`per_class_csv`)."""
+    lines = [",".join(table.KEYS)]
+    if len(table):
+        cells = [_column_text(table, k, "," if i else "", _csv_value, "") for i, k in enumerate(table.KEYS)]
+        lines += map("".join, zip(*cells))
+    return "\r\n".join(lines) + "\r\n"
+
+
+def _column_text(table: RowTable, key: str, head: str, text_of, missing: str) -> list[str]:
+    """Each row's cell of one column as text, ``head`` before it: every distinct value formatted once
+    (a column repeats its values across the IoU thresholds), then spread to the rows."""
+    values = table.columns[key]
+    lo, span = (int(values.min()), int(values.max()) - int(values.min())) if values.dtype.kind in "iu" else (0, -1)
+    if 0 <= span < len(values) // 2:  # integers in a range the rows repeat: every value of the range, no sort
+        distinct, inverse = np.arange(lo, lo + span + 1, dtype=np.int64), (values - lo).astype(np.int64)
+    elif values.dtype == np.float64:  # by bit pattern: -0.0 keeps its sign
+        _, first, inverse = np.unique(values.view(np.int64), return_index=True, return_inverse=True)
+        distinct = values[first]
+    else:
+        distinct, inverse = np.unique(values, return_inverse=True)
+    texts = np.array([head + text_of(v) if _finite(v) else head + missing for v in distinct.tolist()], dtype=object)
+    cells = texts[inverse.reshape(-1)]
+    if key in table.nulls:
+        cells[table.nulls[key]] = head + missing
+    return cells.tolist()
+
+
+def _finite(v: Any) -> bool:
+    return not isinstance(v, float) or math.isfinite(v)
+
+
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps with options builds one per call
+
+
+def _json_value(v: Any) -> str:
+    """``json.dumps(v)``'s text of a finite value, without its per-call cost for numbers (JSON writes
+    ``repr`` of a float, ``str`` of an int)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, int):
+        return str(v)
+    return _JSON_TEXT(v)
+
+
+def _csv_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        v = _inert(v)
+        # the csv module's minimal quoting: a delimiter, a quote or a line break
+        return '"' + v.replace('"', '""') + '"' if any(c in v for c in ',"\r\n') else v
+    return str(v)

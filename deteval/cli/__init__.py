@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         with terminable():
-            return _main(argv)
+            status = _main(argv)
     except Terminated as exc:  # SIGTERM, SIGHUP: as Ctrl-C, the temporaries removed on the way out
         print("deteval: terminated", file=sys.stderr)
         return 128 + exc.signum
@@ -106,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(printable(f"deteval: error: {where}{exc.strerror or exc}"), file=sys.stderr)
         return 2
+    from deteval._runtime.aot_cache import build_in_background
+
+    build_in_background()  # the kernels later runs call without importing numba: built once, after this run
+    return status
 
 
 def _silence_stdout() -> None:

@@ -22,12 +22,18 @@ from deteval.cli.run import Extras, flag_errors
 from deteval.errors import InputError
 from deteval.result import EvalResult, jsonable
 
-_FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves")
+_FILE_FLAGS = ("json", "arrays", "csv", "markdown", "curves", "matches", "per_image")
+_DIR_FLAGS = ("plot", "report")  # outputs that are folders: DIR created when its parent exists, files replaced in it
+TABLE_FLAGS = ("matches", "per_image")  # row tables, in the format their extension names
+TABLE_FORMATS = (".json", ".csv")
 STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
 
 
 def wants_files(args: argparse.Namespace) -> bool:
-    return any((args.json, args.csv, args.markdown, args.curves, args.plot, args.arrays))
+    return any((
+        args.json, args.csv, args.markdown, args.curves, args.plot, args.report, args.arrays, args.matches,
+        args.per_image,
+    ))  # fmt: skip
 
 
 def to_stdout(args: argparse.Namespace) -> list[str]:
@@ -58,14 +64,17 @@ def check_paths(inv: Invocation) -> None:
     if len(to_stdout(args)) > 1:
         raise InputError(", ".join(to_stdout(args)), None, "only one output can go to stdout ('-')")
     outputs = {}
-    for name in (*_FILE_FLAGS, "plot"):
+    for name in (*_FILE_FLAGS, *_DIR_FLAGS):
         path = getattr(args, name)
         if not path or (path == "-" and name in STDOUT_FLAGS):
             continue
         if path == "-":
-            where = "a file" if name != "plot" else "a directory"
+            where = "a directory" if name in _DIR_FLAGS else "a file"
             raise InputError(_flag(name), None, f"cannot go to stdout ('-'): give {where}")
-        outputs[_flag(name)] = (path, name == "plot")
+        if name in TABLE_FLAGS and _table_format(path) is None:
+            rule = f"the format comes from the extension: {' or '.join(TABLE_FORMATS)}, got {path!r}"
+            raise InputError(_flag(name), None, rule)
+        outputs[_flag(name)] = (path, name in _DIR_FLAGS)
     check_outputs(outputs, inputs(inv))
 
 
@@ -99,10 +108,19 @@ def write_files(
         if args.curves:
             flag, target = "--curves", Path(args.curves)
             _write_curves(args, result, staging.file(target, flag))
+        for name, table in (("matches", result.match_table), ("per_image", result.image_table)):
+            if getattr(args, name):
+                flag, target = _flag(name), Path(getattr(args, name))
+                text = _table_text(table, getattr(args, name))
+                staging.file(target, flag).write_text(text, encoding="utf-8", errors="backslashreplace", newline="")
         if args.plot:
             flag, target = "--plot", Path(args.plot)
             with flag_errors("--plot"):
                 _write_plots(args, result, extras.confusion, staging.directory(target, flag), extras.calibration)
+        if args.report:
+            flag, target = "--report", Path(args.report)
+            with flag_errors("--report"):
+                _write_report(args, result, extras, staging.directory(target, flag))
         staging.commit()
     except OSError as exc:
         # the message reads "cannot write PATH: REASON", PATH the user's (not a temporary's)
@@ -137,6 +155,18 @@ def _texts(args: argparse.Namespace, result: EvalResult, extras: Extras) -> dict
     return texts
 
 
+def _table_format(path: str) -> str | None:
+    """The table format a path's extension names (``.json``, ``.csv``; any case), or None."""
+    ext = os.path.splitext(path)[1].lower()
+    return ext if ext in TABLE_FORMATS else None
+
+
+def _table_text(table, path: str) -> str:
+    from deteval.analysis.report import rows_csv, rows_json
+
+    return rows_json(table) if _table_format(path) == ".json" else rows_csv(table)
+
+
 def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> None:
     from deteval.analysis.curves import write_pr_curves
 
@@ -158,6 +188,9 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
     from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+        plots.plot_threshold_curves(result, out / "pr_curves.png")
+        return
     if protocols.get(result.protocol).miss_rate_curves(result) is not None:  # the pedestrian protocols
         plots.plot_miss_rate(result, out / "miss_rate_fppi.png")
         return
@@ -176,6 +209,24 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
         plots.plot_confusion_matrix(confusion, out / "confusion_matrix.png")
     if calibration is not None:
         plots.plot_reliability(calibration, out / "reliability.png")
+
+
+def _write_report(args: argparse.Namespace, result: EvalResult, extras: Extras, out: Path) -> None:
+    from deteval.analysis.html_report import write_report
+
+    write_report(
+        result,
+        out,
+        tide=extras.tide,
+        calibration=extras.calibration,
+        # the per-image and match rows, where the result carries them (the --per-image / --matches tables)
+        per_image=getattr(result, "per_image", None),
+        matches=getattr(result, "matches", None),
+        iou_thr=args.at_iou,
+        area=args.at_area,
+        beta=args.beta,
+        sources=[("predictions", str(args.preds)), ("ground truth", str(args.gt))],
+    )
 
 
 def print_results(args: argparse.Namespace, result: EvalResult, extras: Extras, out=None) -> None:

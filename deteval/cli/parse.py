@@ -212,10 +212,28 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="with --curves: every point of the raw and score curves (one per detection: large files)",
     )
     p.add_argument(
+        "--matches",
+        metavar="PATH.json|PATH.csv",
+        help="write every evaluated detection's match per IoU threshold (area all) and each ground truth left "
+        "unmatched, as pycocotools' evalImgs holds them (coco); the format from the extension",
+    )
+    p.add_argument(
+        "--per-image",
+        metavar="PATH.json|PATH.csv",
+        help="write one row per ground-truth image: num_gt, num_dt, tp, fp, fn at IoU .50 (coco); the format "
+        "from the extension",
+    )
+    p.add_argument(
         "--plot",
         metavar="DIR",
         help="write plots (needs matplotlib): pr_curves.png, per_class_ap.png (COCO), pr_per_class.png, "
         "f1_confidence.png, confusion_matrix.png (with --confusion)",
+    )
+    p.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write DIR/report.html: one self-contained page (no network; charts inline) with the summary, the "
+        "per-class table (sorted by a click), PR curves, TIDE and calibration when asked, and the worst images",
     )
     p.add_argument(
         "--beta", type=_positive_float, default=1.0, metavar="B", help="F-beta weight of recall (default: 1, F1)"
@@ -502,8 +520,10 @@ def parse_command_line(argv: Sequence[str]) -> Invocation:
         args.preds, args.gt = sample_pair()
     if args.preds is None or args.gt is None:
         rule = "PREDS and GT are required (or --sample)"
-        if args.plot is not None and args.preds is not None and Path(args.plot).is_file():
-            rule += f"; --plot takes a folder (--plot DIR) and took the file {args.plot!r}"
+        for flag in ("plot", "report"):
+            value = getattr(args, flag)
+            if value is not None and args.preds is not None and Path(value).is_file():
+                rule += f"; --{flag} takes a folder (--{flag} DIR) and took the file {value!r}"
         raise InputError("command line", None, rule)
     args.iou_type = iou_type_of(args.protocol, args.iou_type)
     options = protocol_options(args.protocol, args.protocol_flags or [])

@@ -81,6 +81,17 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
         import dataclasses
 
         params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
+    if args.matches or args.per_image:
+        flag = "--matches" if args.matches else "--per-image"
+        try:
+            params = proto.keeping_tables(params, matches=bool(args.matches), per_image=bool(args.per_image))
+        except InputError as exc:
+            raise InputError(flag, None, exc.rule) from None
+    elif getattr(args, "report", None):  # the report's worst images and their match rows, where the protocol keeps them
+        try:
+            params = proto.keeping_tables(params, matches=True, per_image=True)
+        except InputError:
+            pass
     progress.stage("loading")
     from deteval.io.json_source import keep_reads
 
@@ -98,7 +109,7 @@ def analyses(
     if (
         result.outcomes is not None
         and result.per_class
-        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by)
+        and (args.json or args.csv or args.markdown or args.per_class or args.sort_by or args.report)
     ):
         from deteval.analysis.report import with_operating_points
 

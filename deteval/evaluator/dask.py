@@ -46,7 +46,7 @@ from deteval.types import Detections, GroundTruth, IdTable, images_between
 __all__ = ["evaluate", "evaluate_shards"]
 
 
-def _params(protocol: str, iou_type: str, compat: bool, options: dict) -> Any:
+def _params(protocol: str, iou_type: str | None, compat: bool, options: dict) -> Any:
     """The protocol's parameters, as :func:`deteval.evaluate` builds them; an error where it has no streaming."""
     proto = protocols.get(protocol)
     if proto.streaming().federated:  # the frequencies would have to travel with the states
@@ -114,7 +114,7 @@ def evaluate(
     preds: Any,
     gt: Any,
     protocol: str = "coco",
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     compat: bool = True,
     *,
     npartitions: int | None = None,
@@ -137,6 +137,7 @@ def evaluate(
     import dask  # noqa: F401 - fail early, with ImportError naming the extra, when Dask is missing
 
     params = _params(protocol, iou_type, compat, options)
+    iou_type = protocols.get(protocol).default_iou_type if iou_type is None else iou_type
     if iou_type != "bbox":
         rule = f"cuts loaded data into parts for 'bbox' only; for {iou_type!r}, give shards to evaluate_shards()"
         raise InputError("iou_type", None, rule)
@@ -173,7 +174,7 @@ def _run_parts(parts, params, config, categories, client) -> EvalResult:
 def evaluate_shards(
     shards: Sequence[tuple[Any, Any]],
     protocol: str = "coco",
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     compat: bool = True,
     *,
     client: Any = None,

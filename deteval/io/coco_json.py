@@ -166,7 +166,7 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
     image, category, score = image[kept], category[kept], score[kept]
 
     if iou_type == "obb":
-        return _obb_results(data, name, lst, image, category, score, nan_scores)
+        return _marked(_obb_results(data, name, lst, image, category, score, False), nan_scores, kept, len(keep))
     first = data[0] if data else {"bbox": None}  # every record is an object here (their ids were read)
     # a bbox [] reads as absent, as in loadRes
     branch = loadres_branch(python_value(first.get("bbox", [])) != [], "segmentation" in first, "keypoints" in first)
@@ -208,7 +208,15 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
             boxes[given] = _numbers(given_boxes, name, lst, "bbox", sub, width=4, finite=False)
             _odd_boxes(boxes[given], name, lst, sub, strict)
     dets = detections_from_columns(name, image, category, score, branch, boxes, has_bbox, masks, kpts)
-    return dataclasses.replace(dets, nan_scores=True) if nan_scores else dets
+    return _marked(dets, nan_scores, kept, len(keep))
+
+
+def _marked(dets: Detections, nan_scores: bool, kept: np.ndarray, n_read: int) -> Detections:
+    """``dets`` with its NaN-score flag and, where results were skipped, each row's place in the input."""
+    marks = {"nan_scores": True} if nan_scores else {}
+    if len(kept) < n_read:
+        marks["file_row"] = kept.astype(np.int64)
+    return dataclasses.replace(dets, **marks) if marks else dets
 
 
 def _obb_results(data: list, name: str, lst: str, image, category, score, nan_scores: bool) -> Detections:

@@ -251,8 +251,13 @@ def _field(buf: np.ndarray, start: int, col: int) -> tuple[int, int]:
     return start + span[0], start + span[1]
 
 
-def read_csv(path: str | Path, numbers: Sequence[str] = (), texts: Sequence[str] = ()) -> CsvTable:
-    """Scan ``path``: its header must name every column of ``numbers`` and ``texts`` (others are skipped)."""
+def read_csv(
+    path: str | Path, numbers: Sequence[str] = (), texts: Sequence[str] = (), other_side: tuple[str, str] | None = None
+) -> CsvTable:
+    """Scan ``path``: its header must name every column of ``numbers`` and ``texts`` (others are skipped).
+
+    ``other_side`` = (column, what): a header that lacks a column but names ``column`` is the other input's file
+    (ground truth where detections go, or the reverse): the error asks whether PREDS and GT were swapped."""
     name = str(path)
     raw = read_bytes(path, "CSV", json_text=False)  # bounded, .gz read through
     buf = np.frombuffer(raw, dtype=np.uint8) if len(raw) else np.zeros(0, np.uint8)
@@ -270,6 +275,8 @@ def read_csv(path: str | Path, numbers: Sequence[str] = (), texts: Sequence[str]
     missing = [c for c in required if c not in columns]
     if missing:
         rule = f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; the header has {header!r}"
+        if other_side is not None and other_side[0] in columns:
+            rule += f"; it holds {other_side[1]}: did you swap PREDS and GT? The order is PREDS GT"
         raise InputError(name, "line 1", rule)
     kinds = np.zeros(len(columns), np.int64)
     slots = np.zeros(len(columns), np.int64)

@@ -32,7 +32,6 @@ Boxes are kept as given, ``(N, 8)`` float64 with ``box_format="quad"``; ``area``
 from __future__ import annotations
 
 import io
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -224,12 +223,9 @@ def load_dota_dets(folder: str | Path, gt: GroundTruth, strict: bool = False) ->
             cat += [k for k in ks if k >= 0]
             where += [(str(f), n) for (n, _), k in zip(rows, ks) if k >= 0]
         ignored = [f"class {c!r}" for c in sorted(unnamed)]
-    if ignored:
-        warnings.warn(
-            f"{folder}: ignored detections of classes the ground truth does not name ({', '.join(ignored)}), "
-            "as DOTA_devkit does",
-            stacklevel=2,
-        )
+    if ignored:  # DOTA_devkit evaluates the classes it is given: the others' files and rows are never read
+        what = "detection class(es) the ground truth does not name"
+        accepted(str(folder), strict, len(ignored), what, ignored[0], "ignored, as DOTA_devkit does")
     num = np.concatenate(blocks).reshape(-1, 9) if blocks else np.zeros((0, 9))
     q = np.ascontiguousarray(num[:, 1:])
     _check_simple(q, where, strict)

@@ -208,7 +208,7 @@ def load_openimages_gt(
 ) -> OpenImagesGroundTruth:
     """The ground truth: boxes, verified labels, classes (the hierarchy's, else those named), expanded."""
     hier = hierarchy if isinstance(hierarchy, Hierarchy) or hierarchy is None else load_hierarchy(hierarchy)
-    bt = read_csv(boxes, BOX_NUMBERS, TEXTS)
+    bt = read_csv(boxes, BOX_NUMBERS, TEXTS, other_side=("Score", "detections (a Score column)"))
     b_img, b_img_vals = bt.codes("ImageID")
     b_lab, b_lab_vals = bt.codes("LabelName")
     x1, x2, y1, y2 = (bt.floats(c) for c in ("XMin", "XMax", "YMin", "YMax"))
@@ -260,7 +260,7 @@ def load_openimages_gt(
 
 def load_openimages_dets(path: str | Path, gt: OpenImagesGroundTruth) -> Detections:
     """Detections of ``gt``'s images and classes with valid boxes; the others dropped, counted in one warning."""
-    t = read_csv(path, DETECTION_NUMBERS, TEXTS)
+    t = read_csv(path, DETECTION_NUMBERS, TEXTS, other_side=("IsGroupOf", "ground-truth boxes (an IsGroupOf column)"))
     img, img_vals = t.codes("ImageID")
     lab, lab_vals = t.codes("LabelName")
     score = t.floats("Score")

@@ -190,6 +190,8 @@ def _line_rule(tokens: list[str], ncols: int, role: str) -> str | None:
         hint = ""
         if ncols == 6 and len(tokens) == 5:
             hint = " (predictions need their confidences: save_conf=True)"
+        elif ncols == 5 and len(tokens) == 6:  # a confidence: a predictions folder in the labels' place
+            hint = " (a prediction's 6 fields: did you swap PREDS and GT? The order is PREDS GT)"
         elif ncols == 5 and len(tokens) > 5 and len(tokens) % 2 == 1:
             hint = " (a segment's polygon: detection labels are boxes)"
         return f"{len(tokens)} fields; a {role} line is '{FIELDS[ncols]}'{hint}"

@@ -33,10 +33,12 @@ def _match_kernel(
     area_hi,
     out,
     out_iou,
+    out_gt,
     iou_area,
 ):  # pragma: no cover - numba
     n_area, n_thr = len(area_lo), len(iou_thrs)
     keep_iou = out_iou.shape[0] > 0  # the overlap of each match in area range iou_area, for LRP; or a (0, 0) array
+    keep_gt = out_gt.shape[0] > 0  # the ground truth each detection took there (the matches table); or (0, 0)
     max_ng = max_nd = max_pairs = 0
     for grp in range(lo_grp, hi_grp):
         max_ng = max(max_ng, gt_off[grp + 1] - gt_off[grp])
@@ -132,6 +134,8 @@ def _match_kernel(
                         ignored = True
                     if keep_iou and a == iou_area:
                         out_iou[d0 + d, t] = best if m > -1 else 0.0
+                    if keep_gt and a == iou_area:
+                        out_gt[d0 + d, t] = g0 + m if m > -1 else -1
                     if ignored:
                         out[d0 + d, a, t] = IGNORED
                     elif counts:
@@ -154,7 +158,8 @@ def match_groups(
     iou_thrs: np.ndarray,
     area_ranges: np.ndarray,
     iou_area: int | None = None,
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    keep_gt: bool = False,
+) -> np.ndarray | tuple[np.ndarray, ...]:
     """Match every group's detections to its ground truth, COCO's way.
 
     Parameters
@@ -182,7 +187,9 @@ def match_groups(
     int8 array (len(groups.dt_rows), A, T) of ``FP``/``TP``/``IGNORED``,
     row ``i`` for detection ``groups.dt_rows[i]``. With ``iou_area`` (an area range's index), also a
     float64 array (N, T) holding the overlap of each detection's match in that area range (0 where it
-    matched nothing): the localisation error LRP reads.
+    matched nothing): the localisation error LRP reads. With ``keep_gt`` as well (it needs ``iou_area``), a
+    third, int64 (N, T): the position in ``groups.gt_rows`` of the ground truth each detection took there
+    (-1: none), whatever its id (a match to id 0 is kept; ``gt_counts`` decides only the outcome).
     """
     area_ranges = np.asarray(area_ranges, np.float64).reshape(-1, 2)
     # per-row attributes gathered into group order once: the kernel then reads them sequentially
@@ -191,6 +198,9 @@ def match_groups(
     out = np.empty((len(dt), len(area_ranges), len(iou_thrs)), np.int8)
     keep_iou = iou_area is not None
     out_iou = np.empty((len(dt), len(iou_thrs)) if keep_iou else (0, 0))
+    if keep_gt and not keep_iou:
+        raise ValueError("keep_gt needs iou_area: the area range whose matches are kept")
+    out_gt = np.empty((len(dt), len(iou_thrs)) if keep_gt else (0, 0), np.int64)
     run_chunks(
         _match_kernel, len(groups.gt_offsets) - 1, np.diff(pair_off) + np.diff(groups.dt_offsets),
         groups.gt_offsets, groups.dt_offsets, pair_off,
@@ -200,6 +210,8 @@ def match_groups(
         np.asarray(dt_area, np.float64)[dt],
         np.ascontiguousarray(iou_thrs, np.float64),
         np.ascontiguousarray(area_ranges[:, 0]), np.ascontiguousarray(area_ranges[:, 1]),
-        out, out_iou, -1 if iou_area is None else int(iou_area),
+        out, out_iou, out_gt, -1 if iou_area is None else int(iou_area),
     )  # fmt: skip
+    if keep_gt:
+        return out, out_iou, out_gt
     return (out, out_iou) if keep_iou else out

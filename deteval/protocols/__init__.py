@@ -24,6 +24,7 @@ _REGISTRY: dict[str, str] = {
     "openimages": "deteval.protocols.openimages:OPENIMAGES",
     "voc07": "deteval.protocols.voc:VOC07",
     "voc10": "deteval.protocols.voc:VOC10",
+    "widerface": "deteval.protocols.widerface:WIDERFACE",
     "yolo": "deteval.protocols.yolo:YOLO",
 }
 

@@ -173,6 +173,11 @@ class Protocol(ABC):
                 rule = f"not an option of protocol {self.name!r}; its options are {', '.join(known)}"
                 raise InputError(name, None, rule)
 
+    def keeping_tables(self, params: Any, matches: bool = False, per_image: bool = False) -> Any:
+        """``params`` whose evaluation also keeps every detection's match (``result.matches``) and the per-image
+        counts (``result.per_image``); an error where the protocol keeps neither."""
+        raise self.unsupported("per-detection matches and per-image tables")
+
     def unsupported(self, capability: str) -> InputError:
         """The error for a capability this protocol does not provide (raised by the caller)."""
         return InputError("protocol", None, f"protocol {self.name!r} does not support {capability}")

@@ -72,13 +72,28 @@ def match_with(dets: Detections, gt: GroundTruth, params: CocoParams, rules: Mat
     warm(IOU_TYPE_TABLE[params.iou_type].kernel_group, large=len(dets) >= TUNING.kernel_sort_rows)
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
-    all_area = (params.area_labels.index("all") if "all" in params.area_labels else 0) if params.keep_iou else None
+    keep_iou = params.keep_iou or params.keep_matches  # the matches table shows each match's overlap too
+    all_area = (params.area_labels.index("all") if "all" in params.area_labels else 0) if keep_iou else None
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=rules,
         use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas, iou_area=all_area,
+        keep_gt=params.keep_matches,
     )  # fmt: skip
     n_cat = len(gt.categories) if params.use_cats else 1
-    return matches_record(matched, dets, n_cat, params.use_cats, nan_scores=dets.nan_scores)
+    record = matches_record(matched, dets, n_cat, params.use_cats, nan_scores=dets.nan_scores)
+    if params.keep_matches or params.keep_per_image:
+        record = dataclasses.replace(record, tables=tables_of(matched, dets, gt, params, rules))
+    return record
+
+
+def tables_of(matched, dets: Detections, gt: GroundTruth, params: CocoParams, rules: MatchRules) -> tuple:
+    """``(matches, per image)`` tables of one matching pass, each None unless ``params`` keep it."""
+    from deteval.protocols.coco_tables import image_table, match_table
+
+    return (
+        match_table(matched, dets, gt, params, rules.id0_unmatched) if params.keep_matches else None,
+        image_table(matched, gt, params) if params.keep_per_image else None,
+    )
 
 
 def gt_ignored(gt: GroundTruth, params: CocoParams) -> np.ndarray:
@@ -190,7 +205,10 @@ def reduce_matches(matches: CocoMatches, categories: IdTable, params: CocoParams
     if m.nan_scores:
         shown_nan_scores(scores)
     cat_ids = categories.ids if params.use_cats else np.array([-1])
+    match_rows, image_rows = m.tables if m.tables is not None else (None, None)
     return CocoResult(
+        match_table=match_rows,
+        image_table=image_rows,
         protocol="coco",
         iou_type=params.iou_type,
         stats=coco_stats(precision, recall, params),
@@ -303,6 +321,11 @@ class CocoProtocol(Protocol):
 
     def summarize(self, result: CocoResult, params: CocoParams) -> list[str]:
         return summary_lines(result.stats, params, result.extra_stats)
+
+    def keeping_tables(self, params: CocoParams, matches: bool = False, per_image: bool = False) -> CocoParams:
+        return dataclasses.replace(
+            params, keep_matches=params.keep_matches or matches, keep_per_image=params.keep_per_image or per_image
+        )
 
     def replay(self, result: EvalResult) -> CocoReplayStats:
         return CocoReplayStats(kept_replay(result))

@@ -50,6 +50,8 @@ class CocoMatches:
     ndet: np.ndarray  # int64 (K,): detections per category, before the max-dets cut
     nan_scores: bool = False  # Detections.nan_scores: the -inf scores stand for NaN ones
     match_iou: np.ndarray | None = None  # float64 (N, T): each match's overlap in area "all", when params.keep_iou
+    # the per-detection and per-image tables (deteval.result.MatchTable, ImageTable), when asked for; not merged
+    tables: Any = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Matched:
     match_iou: np.ndarray | None  # float64 (N, T), when asked for (iou_area)
     gt_ignore: np.ndarray  # bool per ground truth row
     npig: np.ndarray  # int64 (K, A)
+    match_gt: np.ndarray | None = None  # int64 (N, T): position in groups.gt_rows of each match, -1 none (keep_gt)
 
 
 def _need(container: Any, key: str, iou_type: str) -> Any:
@@ -155,11 +158,13 @@ def match_pipeline(
     iou_area: int | None = None,
     no_overlaps: bool = False,
     ignored_if_unmatched: np.ndarray | None = None,
+    keep_gt: bool = False,
 ) -> Matched:
     """Ignore flags, grouping (each group cut to ``max_det`` by score), overlaps, greedy matching at every
     threshold and area range, and the positives per category (one when ``use_cats`` is False).
 
-    ``iou_area`` (an area range's index) also keeps each match's overlap there; ``no_overlaps`` matches
+    ``iou_area`` (an area range's index) also keeps each match's overlap there, and with ``keep_gt`` the
+    ground truth it took (``Matched.match_gt``); ``no_overlaps`` matches
     nothing (pycocotools' pooled keypoints); ``ignored_if_unmatched`` (a mask of ``dets``' rows) turns those
     rows' false positives into ignored ones (lvis-api's categories not exhaustively annotated).
     """
@@ -177,9 +182,14 @@ def match_pipeline(
         ious = overlaps_of(groups, dets, gt, iou_type, gt_crowd, kpt_sigmas)
     dt_area = dets.mask_area if rules.mask_area and IOU_TYPES[iou_type].has_mask_area else dets.area
     state = match_groups(
-        groups, ious, gt.area, gt_crowd, gt_ignore, gt_counts, dt_area, iou_thrs, area_ranges, iou_area=iou_area
-    )
-    state, match_iou = state if iou_area is not None else (state, None)
+        groups, ious, gt.area, gt_crowd, gt_ignore, gt_counts, dt_area, iou_thrs, area_ranges, iou_area=iou_area,
+        keep_gt=keep_gt,
+    )  # fmt: skip
+    match_gt = None
+    if keep_gt:
+        state, match_iou, match_gt = state
+    else:
+        state, match_iou = state if iou_area is not None else (state, None)
     if ignored_if_unmatched is not None:
         from deteval.matching.federated import ignore_unmatched
 
@@ -187,7 +197,7 @@ def match_pipeline(
     n_cat = len(gt.categories) if use_cats else 1
     gt_cat = gt.category if use_cats else np.zeros(len(gt), np.int32)
     npig = positives_per_category(gt_cat, gt.area, gt_ignore, area_ranges, n_cat)
-    return Matched(groups, ious, state, match_iou, gt_ignore, npig)
+    return Matched(groups, ious, state, match_iou, gt_ignore, npig, match_gt)
 
 
 def matches_record(

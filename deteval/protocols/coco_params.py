@@ -37,6 +37,8 @@ class CocoParams:
     kpt_sigmas: np.ndarray | None = None  # keypoints only: one sigma per keypoint
     strict: bool = False  # loading: what pycocotools scores and deteval warns about is an error instead
     keep_iou: bool = False  # matching also keeps each match's overlap (CocoMatches.match_iou), for LRP
+    keep_matches: bool = False  # the result keeps every detection's match (result.matches; deteval --matches)
+    keep_per_image: bool = False  # the result keeps the per-image counts (result.per_image; deteval --per-image)
     # loading YOLO folders (deteval.io.yolo): {"<stem>": [width, height]} (file or mapping), class names
     image_sizes: Any = None
     names: Any = None

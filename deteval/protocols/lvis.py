@@ -26,6 +26,7 @@ then dropped (with a warning; :func:`deteval.io.lvis.load_lvis_pair`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,8 @@ class LvisParams:
     area_labels: tuple[str, ...]
     strict: bool = False
     max_dets_per_cat: int = -1  # results kept per category over the dataset (-1: all)
+    keep_matches: bool = False  # the result keeps every detection's match (result.matches; deteval --matches)
+    keep_per_image: bool = False  # the result keeps the per-image counts (result.per_image; deteval --per-image)
 
     @property
     def max_dets_label(self) -> str:
@@ -150,12 +153,25 @@ def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatc
         raise InputError(dets.source, None, "the lvis protocol needs xywh boxes")
     if not isinstance(gt, LvisGroundTruth) or gt.federated is None:
         raise InputError(gt.source, None, "the lvis protocol needs an LVIS ground truth (deteval.io.lvis.load_lvis_gt)")
+    keep = params.keep_matches or params.keep_per_image
+    if params.keep_matches and dets.file_row is None:  # the selection drops rows: each keeps its place in the file
+        dets = dataclasses.replace(dets, file_row=np.arange(len(dets), dtype=np.int64))
     dets, gt, not_exhaustive = select(dets, gt, params)
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=RULES,
-        ignored_if_unmatched=not_exhaustive,
+        ignored_if_unmatched=not_exhaustive, keep_gt=params.keep_matches,
+        iou_area=params.area_labels.index("all") if params.keep_matches else None,
     )  # fmt: skip
-    return matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
+    record = matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
+    if keep:
+        from deteval.protocols.coco_tables import image_table, match_table
+
+        tables = (
+            match_table(matched, dets, gt, params, RULES.id0_unmatched) if params.keep_matches else None,
+            image_table(matched, gt, params) if params.keep_per_image else None,
+        )
+        record = dataclasses.replace(record, tables=tables)
+    return record
 
 
 def reduce_matches(matches: CocoMatches, gt: LvisGroundTruth, params: LvisParams) -> CocoResult:
@@ -178,7 +194,10 @@ def result_from_matches(
     md, labels = params.max_dets, params.area_labels
     p4, r3 = precision[..., 0], recall[..., 0]
     per_class = per_class_rows(p4, r3, freq, m.npig, m.ndet, categories, params.iou_thrs, labels, params.max_dets_label)
+    match_rows, image_rows = m.tables if m.tables is not None else (None, None)
     return CocoResult(
+        match_table=match_rows,
+        image_table=image_rows,
         protocol="lvis",
         iou_type=params.iou_type,
         stats=lvis_stats(p4, r3, freq, params.iou_thrs, labels, params.max_dets_label),
@@ -283,6 +302,11 @@ class LvisProtocol(Protocol):
 
     def summarize(self, result: CocoResult, params: LvisParams) -> list[str]:
         return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
+
+    def keeping_tables(self, params: LvisParams, matches: bool = False, per_image: bool = False) -> LvisParams:
+        return dataclasses.replace(
+            params, keep_matches=params.keep_matches or matches, keep_per_image=params.keep_per_image or per_image
+        )
 
     # ---- streaming (deteval.evaluator, deteval.evaluator.dask): COCO's rows, the federated lists acting in the match
 

@@ -160,6 +160,18 @@ def test_swapped_voc_and_dota_inputs(capsys):
     _one_line(capsys.readouterr().err, "Task1_<class>.txt", "did you swap PREDS and GT?")
 
 
+def test_swapped_openimages_and_yolo_inputs(capsys):
+    oi = DATA_DIR / "openimages"
+    boxes, dets, labels = (str(oi / f) for f in ("challenge_boxes.csv", "challenge_dets.csv", "challenge_labels.csv"))
+    assert main(["--protocol", "openimages", boxes, dets, "--labels", labels]) == 2
+    _one_line(capsys.readouterr().err, "challenge_dets.csv: line 1: missing column IsGroupOf",
+              "it holds detections (a Score column): did you swap PREDS and GT?")  # fmt: skip
+    yolo = DATA_DIR / "yolo_example"
+    sizes = str(yolo / "sizes.json")
+    assert main(["--protocol", "yolo", "--image-sizes", sizes, str(yolo / "labels"), str(yolo / "preds")]) == 2
+    _one_line(capsys.readouterr().err, "6 fields; a label line is", "did you swap PREDS and GT?")
+
+
 # ---------------------------------------------------------------- YOLO labels given to VOC
 
 

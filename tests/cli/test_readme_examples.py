@@ -67,9 +67,13 @@ INPUTS: dict[str, Path | None] = {
     "citypersons_results.json": DATA_DIR / "pedestrian" / "citypersons_results.json",
     "annotation_val.odgt": DATA_DIR / "pedestrian" / "crowdhuman_gt.odgt",
     "preds.odgt": DATA_DIR / "pedestrian" / "crowdhuman_preds.odgt",
+    "wider_pred/": DATA_DIR / "widerface_example" / "pred",
+    "wider_gt/": DATA_DIR / "widerface_example" / "gt",
 }
 # flags whose value an example writes (any name will do)
-OUTPUT_FLAGS = {"--json", "--arrays", "--csv", "--markdown", "--curves", "--plot"}
+OUTPUT_FLAGS = {
+    "--json", "--arrays", "--csv", "--markdown", "--curves", "--plot", "--report", "--matches", "--per-image",
+}  # fmt: skip
 # names a Python block may use without defining them: the example's inputs, bound by the test
 PYTHON_NAMES = {"preds": "results.json", "gt": "instances_val2017.json"}
 # what a runnable Python block may import besides deteval: its dependency numpy and the standard library

@@ -21,6 +21,8 @@ MODULES = {
     "pytest": "pytest",
     "ruff": "ruff",
     "pytest-xdist": "xdist",
+    "scipy": "scipy.io",
+    "Cython": "Cython.Build",
 }
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

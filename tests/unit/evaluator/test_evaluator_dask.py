@@ -127,3 +127,16 @@ def test_dask_without_a_distributed_client_uses_the_local_scheduler():
     with dask.config.set(scheduler="threads"):
         res = ddask.evaluate(pair.load_preds(), pair.load_gt(), npartitions=3, client=False)
     assert_identical(res, ref)
+
+
+def test_dask_takes_a_protocols_only_iou_type_by_default(client):
+    """crowdpose has keypoints only: named or not, the same evaluation (as deteval.evaluate)."""
+    from conftest import DATA_DIR
+
+    folder = DATA_DIR / "crowdpose"
+    preds, gt = str(folder / "example_crowdpose_preds.json"), str(folder / "example_crowdpose_val.json")
+    ref = deteval.evaluate(preds, gt, protocol="crowdpose")
+    assert ref.iou_type == "keypoints"
+    assert_identical(ddask.evaluate_shards([(preds, gt)], protocol="crowdpose", client=client), ref)
+    with pytest.raises(deteval.InputError, match="for 'keypoints', give shards to evaluate_shards"):
+        ddask.evaluate(preds, gt, protocol="crowdpose", client=client)

@@ -78,9 +78,12 @@ def test_cli_json(tmp_path):
     assert {r["name"]: r["AP"] for r in doc["per_class"]} == pytest.approx(want["AP"], rel=0, abs=1e-12)
 
 
-def test_strict_refuses_bow_ties():
+def test_strict_refuses_bow_ties(tmp_path):
+    dets = tmp_path / "dets"
+    shutil.copytree(DATA / "dets", dets)
+    (dets / "Task1_helicopter.txt").unlink()  # the class no ground truth names: refused first
     with pytest.raises(InputError, match=r"Task1_\w+\.txt: line \d+: self-intersecting") as exc:
-        evaluate(DATA / "dets", DATA / "gt", strict=True)
+        evaluate(dets, DATA / "gt", strict=True)
     line = (DATA / "dets" / Path(exc.value.source).name).read_text().splitlines()[int(exc.value.record.split()[1]) - 1]
     assert not is_simple_quad(np.array(line.split()[2:], float))[0]  # the line named is a bow-tie
 
@@ -98,10 +101,12 @@ def test_missing_and_empty_detection_files_give_ap_zero(tmp_path):
 
 
 def test_ignored_class_notice_once(tmp_path):
-    with pytest.warns(UserWarning) as caught:
+    with pytest.warns(deteval.DetevalWarning) as caught:
         load_dota(DATA / "dets", DATA / "gt")
     notices = [w for w in caught if "does not name" in str(w.message)]
-    assert len(notices) == 1 and "Task1_helicopter.txt" in str(notices[0].message)
+    assert len(notices) == 1 and "Task1_helicopter.txt: ignored, as DOTA_devkit does" in str(notices[0].message)
+    with pytest.raises(InputError, match=r"dets: Task1_helicopter\.txt: ignored, as DOTA_devkit does"):
+        load_dota(DATA / "dets", DATA / "gt", strict=True)
 
 
 def test_per_image_detection_files_equal_task1(tmp_path):
