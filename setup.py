@@ -1,6 +1,6 @@
 """The build step that compiles deteval's kernels into the package: a numba cache (``deteval/_runtime/shipped.py``)
 and, with ``DETEVAL_BUILD_AOT=1``, extension modules (``deteval/_runtime/aot_build.py``, which also need a C
-compiler; without it they are built after install, in the background: ``deteval/_runtime/aot_cache.py``).
+compiler; without it they are built after install, in the background: ``deteval/_runtime/aot_background.py``).
 
 Everything else about the package is in ``pyproject.toml``. The compile needs numba and numpy in the
 build environment (``[build-system] requires``); if a step fails, the package is built without what it
@@ -42,7 +42,7 @@ class BuildPyWithKernels(build_py):
         )  # fmt: skip
         # and into extension modules (deteval/_runtime/aot.py), whose runs never import numba: asked for only, as
         # they would double the install's time for ~0.3 s a run; else the first deteval run builds them in the
-        # background into the user's cache (deteval/_runtime/aot_cache.py)
+        # background into the user's cache (deteval/_runtime/aot_background.py)
         if os.environ.get("DETEVAL_BUILD_AOT", "").strip() != "1":
             print("deteval: kernels ahead of time: built after install, in the background (DETEVAL_BUILD_AOT=1: now)")
             return

@@ -11,6 +11,7 @@ from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING
 
 from deteval._startup.blas_thread import quiet_interrupt_while_loading, spare_blas_thread
+from deteval.version import __version__  # noqa: F401 - the package attribute
 
 spare_blas_thread()  # before numpy's import: the command line's process only
 quiet_interrupt_while_loading()  # Ctrl-C during the imports: one line, 130 (the command line's process only)
@@ -78,7 +79,6 @@ __all__ = [
     "Evaluator", "EvalResult", "CocoResult", "VocResult", "InputError", "DetevalWarning",
     "load_coco_gt", "load_coco_results", "init_as_pycocotools",
 ]  # fmt: skip
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str):

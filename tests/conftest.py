@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 TESTS_DIR = Path(__file__).resolve().parent
 DATA_DIR = TESTS_DIR / "data"
 
-# no test's command-line run starts the background build of kernels ahead of time (deteval/_runtime/aot_cache.py:
+# no test's command-line run starts the background build of kernels ahead of time (deteval/_runtime/aot_background.py:
 # tests/unit/runtime/test_aot_cache.py turns it on for itself); set here, so their subprocesses inherit it
 os.environ["DETEVAL_AOT_BACKGROUND"] = "0"
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.report import NO_VALUE_MARKDOWN, _empty, _is_missing
+from deteval.analysis.report import NO_VALUE_MARKDOWN, is_empty_row, is_missing
 from deteval.analysis.svg import COLOURS, Chart
 from deteval.result import CocoResult, EvalResult
 
@@ -49,7 +49,7 @@ def _esc(v: object) -> str:
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
-    if _is_missing(v) or (isinstance(v, float) and math.isnan(v)):
+    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
         return NO_VALUE_MARKDOWN
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -62,7 +62,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 def _sort_key(v: Any) -> str:
     """A cell's ``data-v``, what the page sorts by: the full value, empty for "no value"."""
-    if _is_missing(v) or (isinstance(v, float) and math.isnan(v)):
+    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, bool):
         return str(int(v))
@@ -135,7 +135,7 @@ def _per_class(result: EvalResult, note: str) -> str:
     rows = result.per_class
     if not rows:
         return '<section id="classes"><h2>Per class</h2><p>This result has no per-class rows.</p></section>'
-    empty = ["empty" if _empty(r) else "" for r in rows]
+    empty = ["empty" if is_empty_row(r) else "" for r in rows]
     n_empty = sum(1 for e in empty if e)
     toggle = (
         f'<p><label><input type="checkbox" data-toggle="per-class"> show the {n_empty} categories with neither '
@@ -597,9 +597,9 @@ def html_report(
 
     Raises ``ValueError`` for an IoU or area that was not evaluated, or rows lacking a key.
     """
-    from deteval import __version__
     from deteval.analysis.operating_points import default_iou
     from deteval.analysis.report import operating_point_columns, with_operating_points
+    from deteval.version import __version__
 
     area = area or "all"
     note = ""

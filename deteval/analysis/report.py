@@ -37,7 +37,7 @@ from deteval.text import display_width, pad, printable
 NO_VALUE_MARKDOWN = "\u2013"
 
 
-def _is_missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
     if v is None:
         return True
     if isinstance(v, float):
@@ -65,14 +65,14 @@ def _rows(result: EvalResult, sort_by: str | None) -> tuple[list[str], list[dict
     values = [r[sort_by] for r in rows]
     if any(isinstance(v, str) for v in values):
         return columns, sorted(rows, key=lambda r: (r[sort_by] is None, str(r[sort_by] or "")))
-    return columns, sorted(rows, key=lambda r: (_is_missing(r[sort_by]), -(r[sort_by] or 0)))
+    return columns, sorted(rows, key=lambda r: (is_missing(r[sort_by]), -(r[sort_by] or 0)))
 
 
 # the count columns of a per-class row: ground truth and detections (COCO family; VOC family)
 _COUNTS = (("num_gt", "num_det"), ("npos", "ndet"))
 
 
-def _empty(row: dict[str, Any]) -> bool:
+def is_empty_row(row: dict[str, Any]) -> bool:
     """Whether a category has no ground truth and no detections (by the row's count columns)."""
     for gt, det in _COUNTS:
         if gt in row and det in row:
@@ -95,13 +95,13 @@ def per_class_table(result: EvalResult, sort_by: str | None = None, all_classes:
     columns, rows = _rows(result, sort_by)
     hidden = 0
     if not all_classes:
-        kept = [r for r in rows if not _empty(r)]
+        kept = [r for r in rows if not is_empty_row(r)]
         hidden, rows = len(rows) - len(kept), kept
     if not rows:
         return f"(no category has ground truth or detections; {hidden} empty categories not shown)"
 
     def cell(v: Any) -> str:
-        if _is_missing(v):
+        if is_missing(v):
             return "-"
         return f"{v:.3f}" if isinstance(v, float) else printable(str(v))  # a newline in a name breaks rows
 
@@ -152,7 +152,7 @@ def _inert(text: str) -> str:
 
 
 def _cell(value):
-    if _is_missing(value):
+    if is_missing(value):
         return ""
     if isinstance(value, float):
         return repr(value)
@@ -173,7 +173,7 @@ def per_class_markdown(result: EvalResult, sort_by: str | None = None) -> str:
     numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in columns]
 
     def cell(v: Any) -> str:
-        if _is_missing(v):
+        if is_missing(v):
             return NO_VALUE_MARKDOWN
         if isinstance(v, float):
             return f"{v:.3f}"

@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(printable(f"deteval: error: {where}{exc.strerror or exc}"), file=sys.stderr)
         return 2
-    from deteval._runtime.aot_cache import build_in_background
+    from deteval._runtime.aot_background import build_in_background
 
     build_in_background()  # the kernels later runs call without importing numba: built once, after this run
     return status

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 0 base: errors, settings, containers, text, numerics, the numba runtime and start-up, progress display
     (
         "errors", "tuning", "types", "text", "numeric", "jit", "_runtime", "_startup", "rle", "progress",
-        "vocabulary", "predicates",
+        "vocabulary", "predicates", "version",
     ),  # fmt: skip
     # 1 files -> containers, and geometry: siblings, neither imports the other
     ("io", "geometry"),

@@ -1,5 +1,5 @@
-"""Kernels compiled ahead of time after install (deteval._runtime.aot_cache): where they go, when a build starts,
-that it appears whole and is then used."""
+"""Kernels compiled ahead of time after install (deteval._runtime.aot_cache, aot_background): where they go, when a
+build starts, that it appears whole and is then used."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from deteval._runtime import aot_background as background
 from deteval._runtime import aot_cache
 from deteval._runtime.aot import INDEX
 
@@ -24,12 +25,12 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("DETEVAL_AOT_BACKGROUND", "1")
     monkeypatch.delenv("DETEVAL_AOT", raising=False)
     monkeypatch.delenv("DETEVAL_PLAIN_NUMBA", raising=False)
-    monkeypatch.setattr(aot_cache, "PLAIN", False)
+    monkeypatch.setattr(background, "PLAIN", False)
     shipped = tmp_path / "pkg" / "_kernels"
     shipped.mkdir(parents=True)
-    monkeypatch.setattr(aot_cache, "built_folder", lambda name: str(tmp_path / "pkg" / name))
+    monkeypatch.setattr(background, "built_folder", lambda name: str(tmp_path / "pkg" / name))
     spawned = []
-    monkeypatch.setattr(aot_cache, "_spawn", spawned.append)
+    monkeypatch.setattr(background, "_spawn", spawned.append)
     return spawned
 
 
@@ -55,9 +56,9 @@ def test_the_folder_names_sources_numba_python_and_machine(cache):
 
 
 def test_one_build_starts_then_none_while_it_runs(cache):
-    assert aot_cache.build_in_background()
+    assert background.build_in_background()
     assert cache == [aot_cache.user_folder()]
-    assert not aot_cache.build_in_background()  # the first one's lock
+    assert not background.build_in_background()  # the first one's lock
     assert len(cache) == 1
 
 
@@ -66,34 +67,34 @@ def test_a_stale_lock_is_taken_over(cache):
     os.makedirs(os.path.dirname(folder))
     with open(folder + ".lock", "w"):
         pass
-    assert not aot_cache.build_in_background()
-    old = time.time() - aot_cache.STALE_LOCK_S - 10
+    assert not background.build_in_background()
+    old = time.time() - background.STALE_LOCK_S - 10
     os.utime(folder + ".lock", (old, old))
-    assert aot_cache.build_in_background() and len(cache) == 1
+    assert background.build_in_background() and len(cache) == 1
 
 
 def test_no_build_when_built_failed_off_or_not_installed(cache, monkeypatch, tmp_path):
     folder = aot_cache.user_folder()
     os.makedirs(folder)
     (open(os.path.join(folder, INDEX), "w")).close()
-    assert not aot_cache.build_in_background()  # built
+    assert not background.build_in_background()  # built
     shutil.rmtree(folder)
     with open(folder + ".failed", "w") as f:
         f.write("no working C compiler\n")
-    assert not aot_cache.build_in_background()  # failed once for these sources: not again
+    assert not background.build_in_background()  # failed once for these sources: not again
     os.remove(folder + ".failed")
     monkeypatch.setenv("DETEVAL_AOT_BACKGROUND", "0")
-    assert not aot_cache.build_in_background()
+    assert not background.build_in_background()
     monkeypatch.setenv("DETEVAL_AOT_BACKGROUND", "1")
     monkeypatch.setenv("DETEVAL_AOT", "0")
-    assert not aot_cache.build_in_background()
+    assert not background.build_in_background()
     monkeypatch.delenv("DETEVAL_AOT")
     shutil.rmtree(tmp_path / "pkg" / "_kernels")  # a source tree: kernels compile on use, nothing to build after
-    assert not aot_cache.build_in_background()
+    assert not background.build_in_background()
     os.makedirs(tmp_path / "pkg" / "_aot")
     (tmp_path / "pkg" / "_aot" / INDEX).write_text("{}")  # built into the package at install
     os.makedirs(tmp_path / "pkg" / "_kernels")
-    assert not aot_cache.build_in_background()
+    assert not background.build_in_background()
     assert cache == []
 
 
@@ -101,8 +102,8 @@ def test_a_read_only_cache_costs_the_run_nothing(cache, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(aot_cache.os, "makedirs", refuse)
-    assert not aot_cache.build_in_background()
+    monkeypatch.setattr(background.os, "makedirs", refuse)
+    assert not background.build_in_background()
 
 
 def test_a_failed_build_leaves_a_marker_and_no_folder(tmp_path, monkeypatch):
@@ -112,10 +113,10 @@ def test_a_failed_build_leaves_a_marker_and_no_folder(tmp_path, monkeypatch):
         raise RuntimeError("no working C compiler (numba.pycc needs one)")
 
     monkeypatch.setattr(aot_build, "build", no_compiler)
-    monkeypatch.setattr(aot_cache.os, "nice", lambda n: 0)
+    monkeypatch.setattr(background.os, "nice", lambda n: 0)
     folder = str(tmp_path / "aot-x")
     open(folder + ".lock", "w").close()
-    aot_cache.build_into(folder)
+    background.build_into(folder)
     assert not os.path.exists(folder) and not os.path.exists(folder + ".lock")
     assert "C compiler" in open(folder + ".failed").read()
     assert os.listdir(tmp_path) == ["aot-x.failed"]  # nothing built aside is left
@@ -125,7 +126,7 @@ def test_the_command_line_starts_it_after_a_run(monkeypatch, capsys):
     import deteval.cli
 
     calls = []
-    monkeypatch.setattr(aot_cache, "build_in_background", lambda: calls.append(1) or True)
+    monkeypatch.setattr(background, "build_in_background", lambda: calls.append(1) or True)
     assert deteval.cli.main(["--protocol", "coco", "--quiet", "--sample"]) == 0
     assert calls == [1]
 
@@ -157,7 +158,7 @@ def test_a_background_build_appears_whole_and_is_used(tmp_path):
         [sys.executable, "-c", prefix + "from deteval._runtime.aot_cache import user_folder; print(user_folder())"],
         env=env, check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    build = prefix + "from deteval._runtime.aot_cache import build_into; build_into(sys.argv[1], ['coco-report'])"
+    build = prefix + "from deteval._runtime.aot_background import build_into; build_into(sys.argv[1], ['coco-report'])"
     subprocess.run([sys.executable, "-c", build, folder], env=env, check=True)
     assert sorted(os.listdir(tmp_path / "cache")) == [os.path.basename(folder)]  # no lock, nothing aside
     assert os.path.isfile(os.path.join(folder, INDEX))
