@@ -154,7 +154,8 @@ def _replays(cli_main, deteval) -> None:
 
 
 def _protocols(cli_main) -> None:
-    """lvis, crowdpose, dota, openimages, oriented boxes, yolo, widerface and kitti, each with its bootstrap."""
+    """lvis, crowdpose, dota, openimages, oriented boxes, yolo, widerface, kitti, citypersons and crowdhuman,
+    each with its bootstrap."""
     import gzip
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -185,6 +186,12 @@ def _protocols(cli_main) -> None:
     _cli(cli_main, "--protocol", "widerface", str(wider / "pred"), str(wider / "gt"), "--bootstrap", "3")
     kitti = DATA / "kitti_example"
     _cli(cli_main, "--protocol", "kitti", str(kitti / "results"), str(kitti / "label_2"), "--bootstrap", "3")
+    ped = DATA / "pedestrian"
+    with tempfile.TemporaryDirectory() as tmp:
+        _cli(cli_main, "--protocol", "citypersons", str(ped / "citypersons_results.json"),
+             str(ped / "citypersons_gt.json"), "--bootstrap", "3", "--curves", str(Path(tmp) / "c.json"))  # fmt: skip
+        _cli(cli_main, "--protocol", "crowdhuman", str(ped / "crowdhuman_preds.odgt"),
+             str(ped / "crowdhuman_gt.odgt"), "--bootstrap", "3", "--curves", str(Path(tmp) / "h.json"))  # fmt: skip
 
 
 def _evaluators(deteval) -> None:
@@ -212,6 +219,12 @@ def _evaluators(deteval) -> None:
     kpts = np.tile(np.array([[[12.0, 14, 2]], [[22, 20, 2]]]), (1, 14, 1))  # crowdpose's 14 keypoints
     ev = deteval.Evaluator(protocol="crowdpose", categories=[1, 2])
     ev.update([{**pred, "keypoints": kpts}], [{**target, "keypoints": kpts[:1], "crowd_index": 0.3}])
+    ev.compute()
+    ev = deteval.Evaluator(protocol="citypersons")
+    ev.update([pred], [{**target, "height": np.array([60.0]), "vis_ratio": np.array([0.9])}])
+    ev.compute()
+    ev = deteval.Evaluator(protocol="crowdhuman")
+    ev.update([pred], [{**target, "tag": np.array([1.0]), "height": 100, "width": 100}])
     ev.compute()
 
 

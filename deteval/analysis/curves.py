@@ -37,7 +37,9 @@ JSON written by :func:`write_pr_curves` (``deteval --curves PATH.json``):
   F-beta, an even grid of ranks and of recall) and gains ``index``, their
   positions in the full curve; the values are the full curve's at those points;
 * VOC results have no 101-point arrays: only ``iou``, ``area`` and the
-  score-based keys are written.
+  score-based keys are written;
+* the pedestrian protocols (citypersons, crowdhuman): ``protocol`` and ``miss_rate_curves``, the miss rate
+  against false positives per image per setup (:mod:`deteval.accumulation.miss_rate`).
 
 NaN (recall and F-beta of a class without ground truth, precision where
 nothing is kept) is written as ``null``. For COCO the score curves use the
@@ -172,10 +174,15 @@ def all_curves(
     micro (see the module doc; None: every point). Raises ``ValueError`` for a result with neither
     COCO arrays nor outcomes, an IoU / area / cap that was not evaluated, or ``max_points < 3``.
     """
+    from deteval import protocols
     from deteval.analysis.operating_points import score_curves
 
     if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
         return result.threshold_curves()
+    if result.protocol in protocols.available():  # the pedestrian protocols: miss rate against FPPI instead
+        mr = protocols.get(result.protocol).miss_rate_curves(result, max_points)
+        if mr is not None:
+            return mr
     iou_thr = default_iou(result) if iou_thr is None else iou_thr
     out: dict[str, Any] = {}
     if isinstance(result, CocoResult):

@@ -364,3 +364,42 @@ def plot_reliability(cal: Any, path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     _save(fig, Canvas, out)
     return out
+
+
+def plot_miss_rate(result: EvalResult, path: str | Path) -> Path:
+    """Miss rate against false positives per image on log-log axes, one curve per setup (CityPersons) or
+    the one curve (CrowdHuman), MR^-2 in the legend and the FPPI points it averages marked: the plot
+    pedestrian papers print. Read from ``Protocol.miss_rate_curves``; raises ``ValueError`` for a protocol
+    without them, ``ImportError`` without matplotlib."""
+    from deteval import protocols
+
+    curves = protocols.get(result.protocol).miss_rate_curves(result)
+    if curves is None:
+        raise ValueError(f"the {result.protocol!r} protocol has no miss-rate curves")
+    Figure, Canvas = _matplotlib()
+    fig = Figure(figsize=(6.4, 5.2))
+    ax = fig.add_subplot(1, 1, 1)
+    for i, (label, c) in enumerate(curves["miss_rate_curves"].items()):
+        colour = _COLOURS[i % len(_COLOURS)]
+        if c is None:
+            ax.plot([], [], " ", label=f"{label}: no positives")
+            continue
+        fppi, miss = np.asarray(c["fppi"]), np.asarray(c["miss_rate"])
+        shown = fppi > 0  # log axes: the points before the first false positive sit at FPPI 0
+        ax.plot(fppi[shown], miss[shown], color=colour, linewidth=1.6, drawstyle="steps-post",
+                label=f"{c['MR'] * 100:.2f}% {label}")
+        ax.plot(c["points"], c["miss_rate_at_points"], "o", color=colour, markersize=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(1e-3, 1e1)
+    ax.set_ylim(1e-2, 1.0)
+    ax.set_xlabel("false positives per image")
+    ax.set_ylabel("miss rate")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8, title="MR$^{-2}$", title_fontsize=8)
+    ax.set_title(f"Miss rate against FPPI ({result.protocol})", fontsize=10)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, Canvas, out)
+    return out

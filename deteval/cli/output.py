@@ -183,12 +183,16 @@ def _write_curves(args: argparse.Namespace, result: EvalResult, path: Path) -> N
 
 
 def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: Path, calibration=None) -> None:
+    from deteval import protocols
     from deteval.analysis import plots
     from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
     if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
         plots.plot_threshold_curves(result, out / "pr_curves.png")
+        return
+    if protocols.get(result.protocol).miss_rate_curves(result) is not None:  # the pedestrian protocols
+        plots.plot_miss_rate(result, out / "miss_rate_fppi.png")
         return
     iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
     area = args.at_area or "all"

@@ -401,7 +401,7 @@ class Evaluator:
         as_given = container not in ("xywh", "obb")
         b = parse_batch(
             preds, target, self.box_format, self._calls, as_given=as_given, flags=spec.target_flags,
-            image_keys=spec.image_keys,
+            image_keys=spec.image_keys, box_keys=spec.target_values,
         )  # fmt: skip
         image_ids, id_mode, auto_next = self._assign_ids(b.image_ids)
         labels = np.concatenate([b.gt_labels, b.dt_labels])
@@ -460,6 +460,8 @@ class Evaluator:
             extra["federated"] = federated_of_batch(target, b.image_ids, cats, self.frequency, self._calls)
         for j, key in enumerate(spec.image_keys):  # per image of the batch
             extra[key] = b.image_values[:, j]
+        for j, key in enumerate(spec.target_values):  # per target box of the batch
+            extra[key] = b.gt_values[:, j]
         part = _match_with_threads(proto, dets, gt, self.params, extra, self.num_threads)
         chunk = state_from_matches(part, image_ids, cat_values, self._config, id_mode)
         if spec.whole_vocabulary:  # keep the rows of the categories present, not one per category of the vocabulary

@@ -169,6 +169,7 @@ class Batch:
     dt_area: np.ndarray | None = None  # w*h (the quadrilateral's area for "poly")
     gt_difficult: np.ndarray | None = None  # when asked for (flags): bool (m,)
     image_values: np.ndarray | None = None  # float64 (I, F): the numbers of image_keys, per image
+    gt_values: np.ndarray | None = None  # float64 (m, V): the numbers of box_keys, per target box
 
 
 _PRED_KEYS = ("boxes", "scores", "labels")
@@ -201,16 +202,18 @@ def parse_batch(
     as_given: bool = False,
     flags: Sequence[str] = ("iscrowd", "ignore"),
     image_keys: Sequence[str] = (),
+    box_keys: Sequence[str] = (),
 ) -> Batch:
     """A batch's flat columns; ``box_format`` one of TENSOR_BOX_FORMATS (boxes become xywh, unless ``as_given``)
     or OBB_BOX_FORMATS (kept as given; default GT area ``w*h`` or the quadrilateral's shoelace area).
 
     ``flags``: the per-box boolean keys of a target read (``iscrowd``, ``ignore``, ``difficult``; others are
-    not read); ``image_keys``: numbers each target must carry for its image (``Batch.image_values``).
+    not read); ``image_keys``: numbers each target must carry for its image (``Batch.image_values``);
+    ``box_keys``: numbers each target must carry per box, finite (``Batch.gt_values``).
     """
     n_img = len(preds)
     width = _WIDTH.get(box_format, 4)
-    per_image = _PER_IMAGE + len(image_keys)
+    per_image = _PER_IMAGE + len(image_keys) + len(box_keys)
     raw: list = []
     for i, (p, t) in enumerate(zip(preds, target)):
         for name, d, keys in (("preds", p, _PRED_KEYS), ("target", t, _TARGET_KEYS)):
@@ -224,14 +227,14 @@ def parse_batch(
         raw.extend(t[k] for k in _TARGET_KEYS)
         raw.extend(t.get(k) if k in flags or k == "area" else None for k in _TARGET_OPTIONAL)
         raw.extend((p.get("image_id"), t.get("image_id")))
-        for k in image_keys:
+        for k in (*image_keys, *box_keys):
             if k not in t:
                 raise InputError("target", f"update {call}, target[{i}]", f"missing key {k!r}")
             raw.append(t[k])
     vals = to_numpy_all(raw)
 
     image_ids: list = []
-    per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti", "td")}
+    per: dict[str, list] = {k: [] for k in ("pb", "ps", "pl", "tb", "tl", "tc", "ta", "ti", "td", "tv")}
     image_values = np.zeros((n_img, len(image_keys)), np.float64)
     for i in range(n_img):
         pb, ps, pl, tb, tl, tc, ta, ti, td, pid, tid = vals[i * per_image : i * per_image + _PER_IMAGE]
@@ -256,6 +259,8 @@ def parse_batch(
         per["td"].append(None if td is None else _vector(td, wt, "difficult", len(tb), "iub"))
         for j, k in enumerate(image_keys):
             image_values[i, j] = _image_number(vals[i * per_image + _PER_IMAGE + j], wt, k)
+        first_value = i * per_image + _PER_IMAGE + len(image_keys)
+        per["tv"].append([_box_numbers(vals[first_value + j], wt, k, len(tb)) for j, k in enumerate(box_keys)])
 
     n_dt = np.array([len(b) for b in per["pb"]], np.int64)
     n_gt = np.array([len(b) for b in per["tb"]], np.int64)
@@ -343,7 +348,21 @@ def parse_batch(
         dt_area=dt_area,
         gt_difficult=_optional(per["td"], n_gt, bool) if "difficult" in flags else None,
         image_values=image_values,
+        gt_values=(
+            np.concatenate([np.stack(v, axis=1) for v in per["tv"]])
+            if box_keys and per["tv"] else np.zeros((len(gt_labels), len(box_keys)))
+        ),
     )
+
+
+def _box_numbers(v: Any, where: tuple[str, str], key: str, n: int) -> np.ndarray:
+    """A target's number per box (CityPersons' ``height``): ``n`` finite numbers, float64."""
+    arr = _vector(v, where, key, n).astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise InputError(where[0], where[1], f"{key}[{j}] is not finite: {arr[j]!r}")
+    return arr
 
 
 def _image_number(v: Any, where: tuple[str, str], key: str) -> float:

@@ -223,6 +223,11 @@ class Protocol(ABC):
         """The result of every shard's rows, merged: :meth:`evaluate`'s (see the protocol for its row order)."""
         raise self.unsupported(STREAMING)
 
+    def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any] | None:
+        """Miss rate against false positives per image (the pedestrian protocols' curves, what ``--curves``
+        writes and ``--plot`` draws for them); None where the protocol has none."""
+        return None
+
     def supports(self, analysis: str, iou_type: str) -> bool:
         """Whether ``analysis`` (a key of :attr:`analyses`) is defined for this protocol and ``iou_type``."""
         return iou_type in self.analyses.get(analysis, ())

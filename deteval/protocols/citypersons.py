@@ -31,8 +31,9 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Protocol
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
 
 PRESET_KEYS = ("iou_thr", "max_dets", "exp_filter")
 # the reference's Params: 1e5 ** 2 is its "no upper bound"
@@ -192,7 +193,7 @@ class CityPersonsProtocol(Protocol):
                                     params.iou_thr)
             out.append(dict(setup=label, height=(hlo, hhi), visibility=(vlo, vhi), outcome=outcome,
                             score=preds.score[ds], image=preds.image[ds], npos=int((~gi).sum()),
-                            has_person=person >= 0, n_images=n_images, dt_start=dt_start,
+                            has_person=person >= 0, n_images=n_images, dt_start=dt_start, rows=ds,
                             npos_image=np.bincount(gt.image[gs][~gi], minlength=n_images)))
         return out
 
@@ -220,6 +221,116 @@ class CityPersonsProtocol(Protocol):
 
     def replay(self, result: EvalResult) -> CityPersonsReplayStats:
         return CityPersonsReplayStats(kept_replay(result))
+
+    def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
+        """Per setup, the miss rate against FPPI of the ranked detections (deteval.accumulation.miss_rate),
+        from the result's replay record; a setup without positives has none (null)."""
+        from deteval.accumulation.miss_rate import curve
+
+        rec = kept_replay(result)
+        n_images = len(rec.image_ids)
+        curves: dict[str, Any] = {}
+        for (label, _, _), outcome, score, npos_img in zip(SETUPS, rec.outcome, rec.score, rec.npos):
+            npos = int(npos_img.sum())
+            if npos == 0 or not rec.has_person:
+                curves[label] = None
+                continue
+            q, fppi, recall = miss_rate_points(outcome, score, None, npos, n_images)
+            order = np.argsort(-score, kind="mergesort")
+            ranked = score[order][outcome[order] != -1]
+            read = np.searchsorted(fppi, FPPI_POINTS, side="right") - 1
+            read = np.where(read < 0, len(fppi) - 1, read) if len(fppi) else np.full(len(FPPI_POINTS), -1)
+            curves[label] = curve(fppi, 1 - recall, ranked, read, FPPI_POINTS, 1 - q, log_average_miss_rate(q),
+                                  max_points)
+        return {"protocol": self.name, "miss_rate_curves": curves}
+
+    # ---- streaming (deteval.evaluator)
+    #
+    # An image's outcomes depend on its own rows only, so each batch is matched alone. Kept per person
+    # detection: its image, score, its rank among its image's detections by descending score (stable: the
+    # order the reference concatenates them in) and its outcome in each setup (2 where the setup drops it:
+    # past max_dets, outside the height filter, or matched to ignored ground truth); per image, each
+    # setup's positives (for bootstrap). The result ranks them as reduce() does, images by ascending id:
+    # evaluate()'s numbers on the same images. Targets carry no annotation ids: the id-0 quirk never arises.
+
+    stream_spec = StreamSpec(
+        formats={"bbox": {"xywh": "xywh", "xyxy": "xywh", "cxcywh": "xywh"}},
+        target_flags=("ignore",),
+        target_values=("height", "vis_ratio"),
+    )
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> CityPersonsParams:
+        for name in options:  # the preset's parameters only, as evaluate() takes them
+            raise InputError(name, None, f"protocol {self.name!r} takes no options (its parameters are its preset's)")
+        return self.params(iou_type, compat=compat)
+
+    def stream_shape(self, params: CityPersonsParams) -> tuple[int, int, int, int]:
+        return len(SETUPS), 1, len(SETUPS), len(SETUPS)
+
+    def stream_match(
+        self, preds: Detections, gt: GroundTruth, params: CityPersonsParams, extra: Mapping[str, Any]
+    ) -> StreamPart:
+        from dataclasses import fields
+
+        from deteval.io.citypersons import PedestrianGroundTruth
+
+        if getattr(gt, "height", None) is None:  # a batch: the targets' per-box numbers
+            base = {f.name: getattr(gt, f.name) for f in fields(GroundTruth)}
+            gt = PedestrianGroundTruth(**base, height=np.asarray(extra["height"], np.float64),
+                                       visibility=np.asarray(extra["vis_ratio"], np.float64))
+        matches = self.match(preds, gt, params)
+        n_images, n_cat = len(gt.images), len(gt.categories)
+        cat, found = gt.categories.lookup(np.array([PERSON]))
+        d = np.flatnonzero(preds.category == (int(cat[0]) if found[0] else -1))
+        d = d[np.lexsort((-preds.score[d], preds.image[d]))]  # per image by descending score, stable
+        first = np.searchsorted(preds.image[d], preds.image[d], side="left")
+        rank = np.empty(len(preds), np.int64)
+        rank[d] = np.arange(len(d)) - first
+        state = np.full((len(preds), len(SETUPS), 1), 2, np.int8)
+        for s, m in enumerate(matches):
+            state[m["rows"], s, 0] = np.where(m["outcome"] == -1, 2, m["outcome"])
+        keep = np.flatnonzero((state != 2).any(axis=(1, 2)))  # a detection that counts in some setup
+        npig = np.zeros((n_cat, len(SETUPS)), np.int64)
+        if found[0]:
+            npig[int(cat[0])] = [m["npos"] for m in matches]
+        return StreamPart(
+            det_image=preds.image[keep].astype(np.int32),
+            det_category=preds.category[keep].astype(np.int32),
+            det_rank=rank[keep].astype(np.int32),
+            det_score=preds.score[keep].astype(np.float64),
+            det_state=state[keep],
+            npig=npig,
+            ndet=np.bincount(preds.category[keep], minlength=n_cat).astype(np.int64),
+            image_values=np.stack([m["npos_image"] for m in matches], axis=1).astype(np.float64).reshape(
+                n_images, len(SETUPS)),
+        )
+
+    def stream_result(
+        self, rows: StreamRows, categories: IdTable, params: CityPersonsParams, extra: Mapping[str, Any]
+    ) -> EvalResult:
+        n_images = len(rows.image_ids)
+        cat, found = categories.lookup(np.array([PERSON]))
+        person = int(cat[0]) if found[0] else -1
+        order = np.lexsort((rows.det_rank, rows.det_image))  # the reference's concatenation order
+        order = order[rows.det_category[order] == person]
+        values = rows.image_values if rows.image_values is not None else np.zeros((n_images, len(SETUPS)))
+        matches = []
+        for s, (label, h, v) in enumerate(SETUPS):
+            sel = order[rows.det_state[order, s, 0] != 2]
+            image = rows.det_image[sel].astype(np.int64)
+            matches.append(dict(
+                setup=label, height=h, visibility=v, outcome=rows.det_state[sel, s, 0].astype(np.int8),
+                score=rows.det_score[sel], image=image, npos=int(rows.npig[person, s]) if person >= 0 else 0,
+                has_person=person >= 0, n_images=n_images, dt_start=np.searchsorted(image, np.arange(n_images + 1)),
+                npos_image=values[:, s].astype(np.int64),
+            ))  # fmt: skip
+        images = IdTable(rows.image_ids)
+        z = np.zeros(0, np.int32)
+        b = np.zeros(0, bool)
+        stub = GroundTruth(z, z, np.zeros((0, 4)), np.zeros(0), b, b, b, np.zeros(0, np.int64), images, categories)
+        result = self.reduce(matches, stub, params)
+        result.summary_lines = self.summarize(result, params)
+        return result
 
     def summarize(self, result: EvalResult, params: CityPersonsParams) -> list[str]:
         lines = []

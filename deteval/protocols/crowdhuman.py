@@ -34,8 +34,9 @@ from deteval.errors import InputError
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
+from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
 from deteval.result import EvalResult
-from deteval.types import Detections, GroundTruth
+from deteval.types import Detections, GroundTruth, IdTable
 
 PRESET_KEYS = ("box", "iou_thr")
 BOXES = ("fbox", "hbox")
@@ -213,6 +214,130 @@ class CrowdHumanProtocol(Protocol):
 
     def replay(self, result: EvalResult) -> CrowdHumanReplayStats:
         return CrowdHumanReplayStats(kept_replay(result))
+
+    def miss_rate_curves(self, result: EvalResult, max_points: int | None = None) -> dict[str, Any]:
+        """The miss rate against FPPI (with recall and precision: AP's curve) of the ranked detections
+        (deteval.accumulation.miss_rate), from the result's replay record; none (null) without positives."""
+        from deteval.accumulation.miss_rate import curve
+
+        rec = kept_replay(result)
+        npos, n_images = int(rec.npos.sum()), len(rec.image_ids)
+        order = np.argsort(-rec.score, kind="stable")  # match()'s ranking of the grouped rows
+        outcome, score = rec.outcome[order], rec.score[order]
+        keep = outcome != -1
+        if npos == 0:
+            return {"protocol": self.name, "miss_rate_curves": {"all": None}}
+        out, score = outcome[keep], score[keep]
+        tp = np.cumsum(out == 1).astype(np.float64)
+        fp = np.cumsum(out == 0).astype(np.float64)
+        recall = tp / (tp + (npos - tp))
+        precision = tp / (tp + fp)
+        fppi = fp / n_images
+        read = np.searchsorted(fppi, np.array(MR_POINTS), side="left")
+        read[read == len(fppi)] = len(fppi) - 1
+        at = (1.0 - recall)[read] if len(fppi) else np.ones(len(MR_POINTS))
+        _, mr = ap_mr(outcome, npos, n_images)
+        c = curve(fppi, 1.0 - recall, score, read, np.array(MR_POINTS), at, mr, max_points, recall=recall,
+                  precision=precision)
+        return {"protocol": self.name, "miss_rate_curves": {"all": c}}
+
+    # ---- streaming (deteval.evaluator)
+    #
+    # One class: labels are read (the Evaluator's category table) but play no part. A target carries per
+    # box the reference's tag (1 person, 0 'background', -1 ignore region; a nonzero ``ignore`` flag is -1
+    # too) and per image its ``height`` and ``width`` (the clip). Each batch is matched alone; kept per
+    # detection: its image, score, rank among its image's detections by descending score (stable) and its
+    # AP/MR outcome (2: dropped in an ignore region); per image its positives and JI counts (k, m, n at each
+    # score threshold). The result ranks and sums them with images by ascending id: evaluate()'s numbers
+    # on an ODGT file whose lines are in ascending ID order (evaluate() follows the file's order).
+
+    stream_spec = StreamSpec(
+        formats={"bbox": {"xywh": "xywh", "xyxy": "xyxy"}},
+        image_keys=("height", "width"),
+        target_flags=("ignore",),
+        target_values=("tag",),
+    )
+
+    def stream_params(self, iou_type: str, compat: bool, options: dict[str, Any]) -> CrowdHumanParams:
+        for name in options:
+            if name != "iou_thr":  # box names an ODGT key: the Evaluator is given the boxes themselves
+                raise InputError(name, None, f"not an option of protocol {self.name!r} in the Evaluator; its "
+                                             "options are iou_thr")
+        return self.params(iou_type, compat=compat, **options)
+
+    def stream_shape(self, params: CrowdHumanParams) -> tuple[int, int, int, int]:
+        return 1, 1, 1, 1 + 3 * len(JI_THRESHOLDS)
+
+    def stream_match(
+        self, preds: Detections, gt: GroundTruth, params: CrowdHumanParams, extra: Mapping[str, Any]
+    ) -> StreamPart:
+        from deteval.io.odgt import CrowdGroundTruth
+
+        n_images, n_cat = len(gt.images), len(gt.categories)
+        if getattr(gt, "tag", None) is None:  # a batch: the targets' tags, image sizes, boxes as x + w
+            tag = np.asarray(extra["tag"], np.float64)
+            if not np.isin(tag, (-1, 0, 1)).all():
+                bad = tag[~np.isin(tag, (-1, 0, 1))][0]
+                rule = f"a tag must be 1 (person), 0 (background) or -1 (ignore region), got {bad!r}"
+                raise InputError("target", "tag", rule)
+            tag = np.where(gt.ignore, -1, tag).astype(np.int8)
+            images = IdTable(gt.images.ids, height=np.asarray(extra["height"], np.float64),
+                             width=np.asarray(extra["width"], np.float64))
+            boxes, dboxes = gt.boxes.copy(), preds.boxes.copy()
+            if gt.box_format == "xywh":  # the reference's x + w, y + h
+                boxes[:, 2:4] += boxes[:, :2]
+                dboxes[:, 2:4] += dboxes[:, :2]
+            gt = CrowdGroundTruth(image=gt.image, category=np.zeros(len(gt), np.int32), boxes=boxes, area=gt.area,
+                                  crowd=gt.crowd, ignore=tag == -1, difficult=gt.difficult, ann_id=gt.ann_id,
+                                  images=images, categories=gt.categories, box_format="xyxy", source=gt.source,
+                                  tag=tag)
+            preds = Detections(image=preds.image, category=preds.category, boxes=dboxes, score=preds.score,
+                               area=preds.area, box_format="xyxy", source=preds.source)
+        m = self.match(preds, gt, params)
+        place, offsets = m["place"], m["offsets"]
+        counts = np.diff(offsets)
+        by_place = np.repeat(np.arange(n_images), counts)
+        image = np.argsort(place)[by_place]  # the dense image of each grouped row
+        rank = np.arange(len(by_place)) - offsets[by_place]
+        outcome = m["grouped_outcome"]
+        ji = np.concatenate([np.stack([k, mm, n], axis=1) for k, mm, n in m["ji"]], axis=1)  # by place
+        npig = np.zeros((n_cat, 1), np.int64)
+        if n_cat:
+            npig[0, 0] = m["npos"]
+        elif m["npos"]:
+            raise InputError("target", None, "ground-truth boxes without labels")
+        return StreamPart(
+            det_image=image.astype(np.int32),
+            det_category=np.zeros(len(image), np.int32),
+            det_rank=rank.astype(np.int32),
+            det_score=m["grouped_score"].astype(np.float64),
+            det_state=np.where(outcome == -1, 2, outcome).astype(np.int8).reshape(-1, 1, 1),
+            npig=npig,
+            ndet=(np.arange(n_cat) == 0).astype(np.int64) * len(image),
+            image_values=np.concatenate([m["npos_image"][:, None], ji[place]], axis=1).astype(np.float64),
+        )
+
+    def stream_result(
+        self, rows: StreamRows, categories: IdTable, params: CrowdHumanParams, extra: Mapping[str, Any]
+    ) -> EvalResult:
+        n_images = len(rows.image_ids)
+        order = np.lexsort((rows.det_rank, rows.det_image))  # images by ascending id, each by descending score
+        state = rows.det_state[order, 0, 0]
+        grouped_outcome = np.where(state == 2, -1, state).astype(np.int8)
+        grouped_score = rows.det_score[order]
+        by_score = np.argsort(-grouped_score, kind="stable")
+        width = 1 + 3 * len(JI_THRESHOLDS)
+        values = rows.image_values if rows.image_values is not None else np.zeros((0, width))
+        ji = [tuple(values[:, 1 + 3 * t + j].astype(np.int64) for j in range(3)) for t in range(len(JI_THRESHOLDS))]
+        images = IdTable(rows.image_ids)
+        matches = dict(outcome=grouped_outcome[by_score], npos=int(rows.npig[:, 0].sum()), n_images=n_images, ji=ji,
+                       grouped_outcome=grouped_outcome, grouped_score=grouped_score,
+                       offsets=np.searchsorted(rows.det_image[order], np.arange(n_images + 1)),
+                       place=np.arange(n_images, dtype=np.int64), npos_image=values[:, 0].astype(np.int64),
+                       images=images)
+        result = self.reduce(matches, None, params)
+        result.summary_lines = self.summarize(result, params)
+        return result
 
     def summarize(self, result: EvalResult, params: CrowdHumanParams) -> list[str]:
         lines = [f"score_thr:{r['score_thr']:.1f}, mean_ratio:{r['JI']:.4f}, valids:{r['valids']}, "

@@ -31,6 +31,7 @@ class StreamSpec:
     whole_vocabulary: bool = False  # a batch's category table is every category, not the labels it shows
     image_keys: tuple[str, ...] = ()  # numbers a target carries for its image (kept per image in the state)
     target_flags: tuple[str, ...] = ("iscrowd", "ignore")  # boolean per-box keys of a target (0/1)
+    target_values: tuple[str, ...] = ()  # numbers a target carries per box (finite; passed to stream_match)
 
     @property
     def iou_types(self) -> tuple[str, ...]:

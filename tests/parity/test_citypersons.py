@@ -136,8 +136,6 @@ def test_bad_input():
     del gt["annotations"][0]["vis_ratio"]
     with pytest.raises(InputError, match="vis_ratio"):
         deteval.evaluate([], gt, protocol="citypersons")
-    with pytest.raises(InputError, match="streaming"):
-        protocols.get("citypersons").streaming()
 
 
 def test_no_person_category_and_unlisted_images():

@@ -1,0 +1,6 @@
+# -*- coding:utf8 -*-
+__author__ = 'jyn'
+__email__ = 'jyn@megvii.com'
+
+from .image import *
+from .database import *
