@@ -73,6 +73,10 @@ class RowTable:
             values = [v if v is None or math.isfinite(v) else None for v in values]
         return values
 
+    def where(self, keep: np.ndarray) -> RowTable:
+        """The rows where the boolean ``keep`` is true, as a table of this kind."""
+        return type(self)({k: v[keep] for k, v in self.columns.items()}, {k: v[keep] for k, v in self.nulls.items()})
+
     def records(self) -> list[dict[str, Any]]:
         """The rows as dicts with the keys of ``KEYS``, in that order."""
         keys = self.KEYS

@@ -212,16 +212,25 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
 
 
 def _write_report(args: argparse.Namespace, result: EvalResult, extras: Extras, out: Path) -> None:
-    from deteval.analysis.html_report import write_report
+    import numpy as np
 
+    from deteval.analysis.html_report import worst_images, write_report
+
+    # the per-image and match rows, where the result carries them (the --per-image / --matches tables); of the
+    # matches only the worst images' (the page shows no other), not the millions of rows of a COCO-sized run
+    per_image = getattr(result, "per_image", None)
+    table = getattr(result, "match_table", None)
+    matches = None
+    if per_image is not None and table is not None:
+        shown = [r["image_id"] for r in worst_images(per_image)]
+        matches = table.where(np.isin(table.columns["image_id"], np.array(shown, dtype=object))).records()
     write_report(
         result,
         out,
         tide=extras.tide,
         calibration=extras.calibration,
-        # the per-image and match rows, where the result carries them (the --per-image / --matches tables)
-        per_image=getattr(result, "per_image", None),
-        matches=getattr(result, "matches", None),
+        per_image=per_image,
+        matches=matches,
         iou_thr=args.at_iou,
         area=args.at_area,
         beta=args.beta,
