@@ -26,7 +26,10 @@ __all__ = ["boundary_iou_blocks", "boundary_runs", "dilations"]
 
 def dilations(height: np.ndarray, width: np.ndarray, ratio: float) -> np.ndarray:
     """The erosion depth of each mask: ``max(1, round(ratio * sqrt(h**2 + w**2)))``, rounding half to even
-    on float64 (Python's ``round`` of the official code's ``np.float64``)."""
+    on float64 (Python's ``round`` of the official code's ``np.float64``). ``ratio`` in (0, 1], else
+    ``ValueError`` (the kernels index by the depth: a NaN's would reach outside their buffers)."""
+    if not isinstance(ratio, (int, float, np.floating)) or not 0 < ratio <= 1:
+        raise ValueError(f"the dilation ratio must be a number in (0, 1], got {ratio!r}")
     h, w = np.asarray(height, np.int64), np.asarray(width, np.int64)
     diag = np.sqrt((h * h + w * w).astype(np.float64))
     return np.maximum(1, np.rint(np.float64(ratio) * diag)).astype(np.int64)

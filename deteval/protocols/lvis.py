@@ -126,7 +126,9 @@ def make_params(
         thrs = checks.unit_thresholds("iou_thrs", values["iou_thrs"])
         rec = checks.unit_thresholds("rec_thrs", values["rec_thrs"], "recall thresholds", ascending=True)
         ratio = dilation_ratio_of(iou_type, values.get("dilation_ratio"))
-        return LvisParams(iou_type, thrs, rec, md, ranges, labels, strict, per_cat, ratio)
+        return LvisParams(
+            iou_type, thrs, rec, md, ranges, labels, strict=strict, max_dets_per_cat=per_cat, dilation_ratio=ratio
+        )
 
     given: dict[str, Any] = dict(FIXED_AP) if fixed_ap else {}
     if dilation_ratio is not None:
