@@ -174,7 +174,7 @@ def all_curves(
     """
     from deteval.analysis.operating_points import score_curves
 
-    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface, kitti)
         return result.threshold_curves()
     iou_thr = default_iou(result) if iou_thr is None else iou_thr
     out: dict[str, Any] = {}

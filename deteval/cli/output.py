@@ -187,7 +187,7 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
     from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
-    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface, kitti)
         plots.plot_threshold_curves(result, out / "pr_curves.png")
         return
     iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
