@@ -177,7 +177,7 @@ def all_curves(
     from deteval import protocols
     from deteval.analysis.operating_points import score_curves
 
-    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface, kitti)
         return result.threshold_curves()
     if result.protocol in protocols.available():  # the pedestrian protocols: miss rate against FPPI instead
         mr = protocols.get(result.protocol).miss_rate_curves(result, max_points)

@@ -162,27 +162,46 @@ def class_aps(result: EvalResult, iou_thr: float) -> dict[Any, float]:
     return {}
 
 
-def plot_threshold_curves(result: EvalResult, path: str | Path) -> Path:
-    """The precision-recall curve of each set a result evaluates at fixed score thresholds (WIDER FACE's
-    subsets: ``result.threshold_curves()``), AP in the legend. Raises ``ImportError`` without matplotlib."""
+def plot_threshold_curves(result: EvalResult, path: str | Path) -> list[Path]:
+    """The precision-recall curves a result evaluates at fixed score thresholds (``result.threshold_curves()``),
+    AP in the legend. Curves named ``<group>/<name>`` (KITTI's ``Car/easy``) draw one figure per group,
+    ``<stem>_<group><suffix>`` beside ``path``, one line per name; others (WIDER FACE's subsets) one figure at
+    ``path``. Curves sharing one ``recall`` axis (KITTI's 41 slots, recall ``i / 40``) are precision envelopes,
+    their AP R40 in percent. Returns the paths written; raises ``ImportError`` without matplotlib."""
     Figure, Canvas = _matplotlib()
     data = result.threshold_curves()
-    fig = Figure(figsize=(7.0, 5.5))
-    ax = fig.add_subplot()
+    slots = data.get("recall")  # one recall axis for every curve: KITTI's envelope slots
+    groups: dict[str | None, dict[str, Any]] = {}
     for name, c in data["curves"].items():
-        ax.plot(c["recall"], c["precision"], linewidth=1.6, label=f"{name}: AP={c['AP']:.4f}")
-    ax.set_xlim(0, 1.0)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("recall")
-    ax.set_ylabel("precision")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left")
-    ax.set_title(f"{data['protocol']}: precision-recall at {len(data['thresholds'])} score thresholds")
-    fig.tight_layout()
+        group, _, short = name.rpartition("/")
+        groups.setdefault(group or None, {})[short] = c
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _save(fig, Canvas, out)
-    return out
+    written = []
+    for group, curves in groups.items():
+        fig = Figure(figsize=(7.0, 5.5))
+        ax = fig.add_subplot()
+        for short, c in curves.items():
+            if slots is None:
+                ax.plot(c["recall"], c["precision"], linewidth=1.6, label=f"{short}: AP={c['AP']:.4f}")
+            else:
+                ax.plot(slots, c["precision"], linewidth=1.6, marker=".", label=f"{short}: AP_R40={c['AP']:.2f}")
+        ax.set_xlim(0, 1.0)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("recall")
+        ax.set_ylabel("precision")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower left")
+        what = data["protocol"] if group is None else f"{data['protocol']} {group}"
+        if slots is None:
+            ax.set_title(f"{what}: precision-recall at {len(data['thresholds'])} score thresholds")
+        else:
+            ax.set_title(f"{what}: interpolated precision at {len(slots)} recall positions")
+        fig.tight_layout()
+        target = out if group is None else out.with_name(f"{out.stem}_{group}{out.suffix}")
+        _save(fig, Canvas, target)
+        written.append(target)
+    return written
 
 
 @renamed_keywords(iou="iou_thr")

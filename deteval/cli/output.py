@@ -188,7 +188,7 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
     from deteval.analysis.curves import default_iou
     from deteval.result import CocoResult
 
-    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface)
+    if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface, kitti)
         plots.plot_threshold_curves(result, out / "pr_curves.png")
         return
     if protocols.get(result.protocol).miss_rate_curves(result) is not None:  # the pedestrian protocols

@@ -204,7 +204,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         metavar="PATH.json",
         help="write PR curves at IoU .50 as JSON: COCO's 101-point curves, the raw step curves, "
         f"P/R/F-beta vs score (at most {CURVE_POINTS:,} points each per class, first, last and best-F "
-        "among them) and the operating points",
+        "among them) and the operating points; widerface and kitti: their own fixed-threshold curves",
     )
     p.add_argument(
         "--curves-raw",
@@ -227,7 +227,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--plot",
         metavar="DIR",
         help="write plots (needs matplotlib): pr_curves.png, per_class_ap.png (COCO), pr_per_class.png, "
-        "f1_confidence.png, confusion_matrix.png (with --confusion)",
+        "f1_confidence.png, confusion_matrix.png (with --confusion); kitti: pr_curves_<class>.png",
     )
     p.add_argument(
         "--report",

@@ -10,6 +10,8 @@ leading zero, a number the exact converter leaves to Python, non-ASCII text) dec
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from deteval.io.scan.lexer import KERNEL, number_token
@@ -20,6 +22,7 @@ __all__ = ["MAX_NAMES", "NAME_BYTES", "scan_plain"]
 
 NAME_BYTES = 32  # a longer name declines the folder
 MAX_NAMES = 64  # distinct types; more decline the folder
+READ_SIZE = 1 << 16  # bytes per os.read: a label file is a few hundred
 
 
 @njit(**KERNEL)
@@ -91,6 +94,29 @@ def _scan(buf, file_start, values, occluded, name_of, table, table_len, counts, 
     return row
 
 
+def _read_all(paths: list[str]) -> list[bytes] | None:
+    """Each file's bytes, or None if one cannot be read (the line reader then names it). ``os.open`` and
+    ``os.read`` to the empty read: half the time of ``open(path, "rb").read()`` on thousands of small files,
+    whose buffered file object costs more than the bytes."""
+    chunks = []
+    read = os.read
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            parts = []
+            while part := read(fd, READ_SIZE):
+                parts.append(part)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        chunks.append(parts[0] if len(parts) == 1 else b"".join(parts))
+    return chunks
+
+
 def scan_plain(
     paths: list[str],
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -98,13 +124,9 @@ def scan_plain(
     files, or None (declined).
 
     ``values`` per line: truncated, alpha, bbox, dimensions, location, rotation_y, score (0 when unscored)."""
-    chunks = []
-    for path in paths:
-        try:
-            with open(path, "rb") as f:
-                chunks.append(f.read())
-        except OSError:
-            return None
+    chunks = _read_all(paths)
+    if chunks is None:
+        return None
     raw = b"".join(chunks)
     buf = np.frombuffer(raw, np.uint8)
     file_start = np.zeros(len(paths) + 1, np.int64)

@@ -47,6 +47,7 @@ MAX_TRUNCATION = (0.15, 0.3, 0.5)
 # the ground-truth type a class ignores rather than misses (io.kitti's codes: 3 van, 4 person_sitting)
 NEIGHBOUR = (3, 4, -1)
 AOS_OFF = -10.0  # the alpha results files write when they have none
+RECALL_SLOTS = np.arange(41) / 40  # the recall each envelope slot stands for (R40 reads slots 1..40)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,29 @@ class KittiResult(EvalResult):
                 })  # fmt: skip
         out["curves"] = curves
         return out
+
+    def threshold_curves(self) -> dict[str, Any]:
+        """The 41-slot curves per ``<Class>/<difficulty>`` (what ``--curves`` writes and ``--plot`` draws):
+        ``protocol``, ``recall`` (slot ``i`` at recall ``i / 40``, where R11 and R40 read the precision) and per
+        curve ``AP`` (R40), ``AP_R11``, ``precision`` and ``recall_envelope`` (the result's envelopes; the
+        recall envelope is each slot's highest recall from it on, as the reference keeps it), ``thresholds``
+        (the scores, up to 41), ``npos``, and with AOS ``AOS`` (R40), ``AOS_R11`` and ``orientation``."""
+        curves = {}
+        for c, name in enumerate(CLASSES):
+            for d, diff in enumerate(DIFFICULTIES):
+                key, ts = f"{name}/{diff}", self.thresholds[c, d]
+                curve = {
+                    "AP": self.stats[f"{key}/R40"], "AP_R11": self.stats[f"{key}/R11"],
+                    "precision": self.precision[c, d], "recall_envelope": self.recall[c, d],
+                    "thresholds": ts[~np.isnan(ts)], "npos": int(self.npos[c, d]),
+                }  # fmt: skip
+                if self.aos:
+                    curve |= {
+                        "AOS": self.aos[f"{key}/R40"], "AOS_R11": self.aos[f"{key}/R11"],
+                        "orientation": self.orientation[c, d],
+                    }  # fmt: skip
+                curves[key] = curve
+        return {"protocol": self.protocol, "recall": RECALL_SLOTS, "curves": curves}
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from deteval import protocols
 from deteval.cli import main
 from deteval.errors import DetevalWarning, InputError
 
+DIFFS = ("easy", "moderate", "hard")
 LINE = "Car 0.00 0 -1.57 100.00 100.00 200.00 180.00 1.5 1.6 3.9 1.0 1.5 20.0 0.1"
 KEYS = [
     f"{c}/{d}/{k}"
@@ -215,3 +216,41 @@ def test_cli_bootstrap_runs(tmp_path):
     )
     doc = json.loads(out.read_text())
     assert "bootstrap" in doc
+
+
+def _nan(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+@pytest.mark.parametrize("seed", [1, 2])  # 1: detections with alpha (AOS), 2: without
+def test_cli_curves_are_the_result_arrays(tmp_path, seed):
+    res, lab = kitti_case(tmp_path / "d", seed=seed, n_images=40)
+    out = tmp_path / "c.json"
+    assert main(["--protocol", "kitti", "--quiet", "--curves", str(out), str(res), str(lab)]) == 0
+    doc = json.loads(out.read_text())
+    r = deteval.evaluate(str(res), str(lab), protocol="kitti")
+    assert bool(r.aos) == (seed == 1) and (r.precision[..., 1:] > 0).any()  # curves past slot 0 to compare
+    assert doc["protocol"] == "kitti" and doc["recall"] == [i / 40 for i in range(41)]
+    assert list(doc["curves"]) == [f"{c}/{d}" for c in ("Car", "Pedestrian", "Cyclist") for d in DIFFS]
+    for c, name in enumerate(("Car", "Pedestrian", "Cyclist")):
+        for d, diff in enumerate(DIFFS):
+            curve = doc["curves"][f"{name}/{diff}"]
+            assert curve["AP"] == r.stats[f"{name}/{diff}/R40"] and curve["AP_R11"] == r.stats[f"{name}/{diff}/R11"]
+            assert np.array_equal(_nan(curve["precision"]), r.precision[c, d], equal_nan=True)
+            assert np.array_equal(_nan(curve["recall_envelope"]), r.recall[c, d], equal_nan=True)
+            ts = r.thresholds[c, d]
+            assert curve["thresholds"] == ts[~np.isnan(ts)].tolist() and curve["npos"] == r.npos[c, d]
+            if r.aos:
+                assert curve["AOS"] == r.aos[f"{name}/{diff}/R40"] and curve["AOS_R11"] == r.aos[f"{name}/{diff}/R11"]
+                assert np.array_equal(_nan(curve["orientation"]), r.orientation[c, d], equal_nan=True)
+            else:
+                assert "AOS" not in curve and "orientation" not in curve
+
+
+def test_cli_plot_writes_a_figure_per_class(tmp_path):
+    pytest.importorskip("matplotlib")
+    res, lab = kitti_case(tmp_path / "d", seed=1, n_images=40)
+    out = tmp_path / "plots"
+    assert main(["--protocol", "kitti", "--quiet", "--plot", str(out), str(res), str(lab)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [f"pr_curves_{c}.png" for c in ("Car", "Cyclist", "Pedestrian")]
+    assert all(p.stat().st_size > 0 for p in out.iterdir())
