@@ -374,15 +374,23 @@ def test_sigterm_and_sighup_leave_no_temporaries(sig, status, tmp_path, pair, mo
 
 
 @pytest.mark.slow  # processes of their own
+def _sigint_as_a_terminal_gives_it() -> None:
+    """A child's SIGINT at its default, as a terminal starts a program: a runner that starts the tests in the
+    background (``cmd &`` in a script) has them ignore it, and Python then keeps it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_the_imports_is_one_line():
     """The command line's process takes Ctrl-C quietly from deteval's first import on."""
     code = "import sys, signal; sys.argv = ['deteval']; import deteval; print(signal.getsignal(signal.SIGINT).__name__)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ,
-                         "PYTHONPATH": str(ROOT)}, check=True).stdout  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         preexec_fn=_sigint_as_a_terminal_gives_it).stdout  # fmt: skip
     assert out.strip() == "_interrupted_while_loading"
     code = "import signal, deteval; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ,
-                         "PYTHONPATH": str(ROOT)}, check=True).stdout  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         preexec_fn=_sigint_as_a_terminal_gives_it).stdout  # fmt: skip
     assert out.strip() == "True"  # a program importing deteval keeps Python's handler
 
 
@@ -467,7 +475,8 @@ def test_a_signal_at_any_point_is_one_line_and_leaves_nothing(sig, status, words
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DETEVAL_COMPILE_HELPERS": "0"}
     argv = [*map(str, pair), "--bootstrap", "5000", "--json", "out.json", "--csv", "out.csv", "--quiet"]
     proc = subprocess.Popen([sys.executable, "-m", "deteval", *argv], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_as_a_terminal_gives_it)  # fmt: skip
     time.sleep(delay)
     proc.send_signal(getattr(signal, sig))
     _, err = proc.communicate(timeout=120)
