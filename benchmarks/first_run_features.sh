@@ -26,6 +26,7 @@ run() {  # name, command...
   local name=$1; shift
   export NUMBA_CACHE_DIR=$W/cache-$name; rm -rf $NUMBA_CACHE_DIR; mkdir -p $NUMBA_CACHE_DIR
   local t0=$(date +%s.%N); "$@" >/dev/null 2>$W/err-$name; local rc=$?; local t1=$(date +%s.%N)
+  rm -rf report  # --report's folder is replaced, not kept
   "$@" >/dev/null 2>&1; local t2=$(date +%s.%N)
   local nbi=$(find $NUMBA_CACHE_DIR -name '*.nbi' | wc -l)
   local notice=$(grep -c "compiling kernels" $W/err-$name)
@@ -33,6 +34,8 @@ run() {  # name, command...
 }
 printf "feature\tfirst_s\twarm_s\tdiff_s\tkernels_compiled\tcompile_notice\trc\n" > $OUT
 export DETEVAL_COMPILE_HELPERS=0
+# a first run after install: no extension modules built yet (they come from the background build), none started
+export DETEVAL_CACHE_DIR=$W/deteval-cache DETEVAL_AOT_BACKGROUND=0
 run readme_sample $DE --protocol coco --per-class --sample
 run tide $DE --tide --sample
 run tide_segm $DE --tide --iou-type segm $C/instances_val2014_fakesegm100_results.json $GT
@@ -54,5 +57,13 @@ run voc10 $DE --protocol voc10 --names $D/voc100_native/voc.names $D/voc100_nati
 run voc07_bootstrap $DE --protocol voc07 --bootstrap 50 --names $D/voc100_native/voc.names $D/voc100_native/dets_txt $D/voc100_native/gt_xml
 run dota $DE --protocol dota --bootstrap 100 $D/dota/dets $D/dota/gt
 run openimages $DE --protocol openimages $D/openimages/challenge_dets.csv $D/openimages/challenge_boxes.csv --labels $D/openimages/challenge_labels.csv --no-expand
+run matches_per_image $DE --sample --matches m.csv --per-image p.csv
+run report $DE --sample --tide --report report
+run boundary $DE --iou-type boundary $C/instances_val2014_fakesegm100_results.json $GT
+run yolo $DE --protocol yolo --bootstrap 5 --image-sizes $D/yolo_example/sizes.json $D/yolo_example/preds $D/yolo_example/labels
+run widerface $DE --protocol widerface --bootstrap 5 $D/widerface_example/pred $D/widerface_example/gt
+run kitti $DE --protocol kitti --bootstrap 5 $D/kitti_example/results $D/kitti_example/label_2
+run citypersons $DE --protocol citypersons --curves cp.json $D/pedestrian/citypersons_results.json $D/pedestrian/citypersons_gt.json
+run crowdhuman $DE --protocol crowdhuman --curves ch.json $D/pedestrian/crowdhuman_preds.odgt $D/pedestrian/crowdhuman_gt.odgt
 run evaluator $PY evaluator.py
 rm -rf "$W"
