@@ -17,7 +17,6 @@ the per-image rows it says that none were given.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -26,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from deteval.analysis.report import NO_VALUE_MARKDOWN, is_empty_row, is_missing
+from deteval.analysis.html_parts import esc, figure, html_table
+from deteval.analysis.report import is_empty_row
 from deteval.analysis.svg import COLOURS, Chart
 from deteval.result import CocoResult, EvalResult
 
@@ -44,75 +44,6 @@ CURVE_POINTS = 200  # the most points of one class's F-beta curve drawn (the poo
 MAX_BINS_DRAWN = 1000  # calibration bins with detections beyond which the reliability chart is left out
 
 
-def _esc(v: object) -> str:
-    return html.escape(str(v), quote=True)
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
-        return NO_VALUE_MARKDOWN
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    if isinstance(v, (list, tuple)):  # citypersons' ranges and recall points
-        return "[" + ", ".join(_fmt(x, digits) for x in v) + "]"
-    return str(v)
-
-
-def _sort_key(v: Any) -> str:
-    """A cell's ``data-v``, what the page sorts by: the full value, empty for "no value"."""
-    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, bool):
-        return str(int(v))
-    return repr(v) if isinstance(v, float) else str(v)
-
-
-def _numeric(values: Sequence[Any]) -> bool:
-    return all(
-        v is None or (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)) for v in values
-    )
-
-
-def _table(
-    columns: Sequence[str],
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    table_id: str,
-    sortable: bool = True,
-    row_class: Sequence[str] | None = None,
-    digits: Mapping[str, int] | None = None,
-    links: Mapping[str, Sequence[str]] | None = None,
-    css: str = "",
-) -> str:
-    """An HTML table; with ``sortable``, each head is a button (sorted by the page's script, on ``data-v``)."""
-    digits = digits or {}
-    numeric = {c: _numeric([r.get(c) for r in rows]) for c in columns}
-    head = []
-    for c in columns:
-        kind = "num" if numeric[c] else "text"
-        label = f'<button type="button">{_esc(c)}</button>' if sortable else _esc(c)
-        head.append(f'<th data-type="{kind}" scope="col">{label}</th>')
-    body = []
-    for i, r in enumerate(rows):
-        cls = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
-        cells = []
-        for c in columns:
-            v = r.get(c)
-            text = _esc(_fmt(v, digits.get(c, 3)))
-            if links and c in links:
-                text = f'<a href="#{links[c][i]}">{text}</a>'
-            num = ' class="num"' if numeric[c] else ""
-            cells.append(f'<td{num} data-v="{_esc(_sort_key(v))}">{text}</td>')
-        body.append(f'<tr data-i="{i}"{cls}>{"".join(cells)}</tr>')
-    classes = " ".join(x for x in ("sortable" if sortable else "", css) if x)
-    return (
-        f'<table id="{table_id}" class="{classes}"><thead><tr>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
-
-
 # ---------------------------------------------------------------- sections
 
 
@@ -120,13 +51,13 @@ def _summary(result: EvalResult) -> str:
     stats = [{"stat": k, "value": v} for k, v in result.stats.items()]
     parts = ['<section id="summary"><h2>Summary</h2>']
     if stats:
-        parts.append(_table(["stat", "value"], stats, table_id="stats", sortable=False, digits={"value": 4}))
+        parts.append(html_table(["stat", "value"], stats, table_id="stats", sortable=False, digits={"value": 4}))
     if result.summary_lines:
-        parts.append(f"<pre>{_esc(result.summary())}</pre>")
+        parts.append(f"<pre>{esc(result.summary())}</pre>")
     if result.slices:
         names = list(next(iter(result.slices.values())))
         rows = [{"slice": k, **v} for k, v in result.slices.items()]
-        parts.append("<h3>Slices</h3>" + _table(["slice", *names], rows, table_id="slices"))
+        parts.append("<h3>Slices</h3>" + html_table(["slice", *names], rows, table_id="slices"))
     parts.append("</section>")
     return "".join(parts)
 
@@ -143,12 +74,12 @@ def _per_class(result: EvalResult, note: str) -> str:
         if n_empty
         else ""
     )
-    table = _table(list(rows[0]), rows, table_id="per-class", row_class=empty, css="hide-empty" if n_empty else "")
+    table = html_table(list(rows[0]), rows, table_id="per-class", row_class=empty, css="hide-empty" if n_empty else "")
     shown = len(rows) - n_empty
     what = f"{shown} categories with ground truth or detections" if "category_id" in rows[0] else f"{shown} rows"
     return (
         f'<section id="classes"><h2>Per class</h2><p>{what}. Click a column\'s head to sort by it (numbers high to '
-        f"low first, names A to Z; a second click reverses; no value always last). {_esc(note)}</p>{toggle}"
+        f"low first, names A to Z; a second click reverses; no value always last). {esc(note)}</p>{toggle}"
         f'<div class="scroll">{table}</div></section>'
     )
 
@@ -192,7 +123,7 @@ def _pr_chart_coco(result: CocoResult, iou_thr: float, area: str) -> str:
         f"name), the {min(TOP_CLASSES, len(ranked))} classes with the most ground truth in colour, and the mean "
         "over classes (black), whose mean over the recall points is the AP at this IoU."
     )
-    return _figure(chart.svg(), caption)
+    return figure(chart.svg(), caption)
 
 
 def _pr_chart_outcomes(result: EvalResult, sc: Any) -> str:
@@ -228,7 +159,7 @@ def _pr_chart_outcomes(result: EvalResult, sc: Any) -> str:
         "Each class's interpolated precision (the best precision at any recall at least as high) read at 101 "
         "recall points from the ranked detections; the legend gives the protocol's own AP."
     )
-    return _figure(chart.svg(), caption)
+    return figure(chart.svg(), caption)
 
 
 def _f_chart(sc: Any) -> str:
@@ -270,7 +201,7 @@ def _f_chart(sc: Any) -> str:
         f"{fname} of each class with ground truth (grey) and of all classes pooled (black) when only the "
         "detections scoring at least the threshold are kept."
     )
-    return _figure(chart.svg(), caption)
+    return figure(chart.svg(), caption)
 
 
 def _curves(result: EvalResult, iou_thr: float | None, area: str, beta: float) -> str:
@@ -280,7 +211,7 @@ def _curves(result: EvalResult, iou_thr: float | None, area: str, beta: float) -
     has_arrays = isinstance(result, CocoResult)
     if not has_arrays and result.outcomes is None:
         parts.append(
-            f"<p>The {_esc(result.protocol)} result has neither COCO's arrays nor per-detection outcomes: "
+            f"<p>The {esc(result.protocol)} result has neither COCO's arrays nor per-detection outcomes: "
             "no curves.</p></section>"
         )
         return "".join(parts)
@@ -291,10 +222,6 @@ def _curves(result: EvalResult, iou_thr: float | None, area: str, beta: float) -
         parts.append(_f_chart(sc))
     parts.append("</section>")
     return "".join(parts)
-
-
-def _figure(svg: str, caption: str) -> str:
-    return f"<figure>{svg}<figcaption>{_esc(caption)}</figcaption></figure>"
 
 
 def _tide(tide: Any) -> str:
@@ -328,9 +255,9 @@ def _tide(tide: Any) -> str:
         "definitions)."
     )
     return (
-        f'<section id="tide"><h2>TIDE errors</h2><p>{_esc(head)} (tidecv 1.0.1\'s breakdown; AP in percent)</p>'
-        f"{_figure(chart.svg(), caption)}"
-        f"{_table(['error', 'dAP', 'count'], rows, table_id='tide-table', digits={'dAP': 2})}</section>"
+        f'<section id="tide"><h2>TIDE errors</h2><p>{esc(head)} (tidecv 1.0.1\'s breakdown; AP in percent)</p>'
+        f"{figure(chart.svg(), caption)}"
+        f"{html_table(['error', 'dAP', 'count'], rows, table_id='tide-table', digits={'dAP': 2})}</section>"
     )
 
 
@@ -340,7 +267,7 @@ def _calibration(cal: Any) -> str:
         f"ECE {cal.ece:.4f}, MCE {cal.mce:.4f} over {cal.num_detections:,} detections in {cal.n_bins} bins "
         f"(a detection is correct when it matches at IoU {cal.iou_thr:g}; hotcoco 1.3.0's calibration)."
     )
-    parts = [f'<section id="calibration"><h2>Calibration</h2><p>{_esc(head)}</p>']
+    parts = [f'<section id="calibration"><h2>Calibration</h2><p>{esc(head)}</p>']
     if len(full) > MAX_BINS_DRAWN:
         parts.append(f"<p>{len(full):,} bins hold detections: too many to draw; no reliability diagram.</p>")
     else:
@@ -354,7 +281,7 @@ def _calibration(cal: Any) -> str:
             chart.rect(lo, min(acc, conf), hi, max(acc, conf), "none", outline=COLOURS[3], tooltip=tip)
         chart.legend += [("fraction correct", COLOURS[0], "box"), ("gap to the mean score", COLOURS[3], "box")]
         parts.append(
-            _figure(
+            figure(
                 chart.svg(),
                 "Per score bin: the fraction of correct detections (bars) against the "
                 "bin's mean score (the red outline spans the gap); hover a bar for its counts.",
@@ -369,12 +296,13 @@ def _calibration(cal: Any) -> str:
             }
             for j in full
         ]
-        parts.append(_table(["bin", "detections", "mean score", "fraction correct"], bins, table_id="cal-bins"))
+        parts.append(html_table(["bin", "detections", "mean score", "fraction correct"], bins, table_id="cal-bins"))
     if cal.per_category:
         worst = sorted(cal.per_category.items(), key=lambda kv: -kv[1])
         rows = [{"category": k, "ECE": v} for k, v in worst]
         parts.append(
-            "<h3>ECE per category</h3>" + _table(["category", "ECE"], rows, table_id="cal-classes", digits={"ECE": 4})
+            "<h3>ECE per category</h3>"
+            + html_table(["category", "ECE"], rows, table_id="cal-classes", digits={"ECE": 4})
         )
     parts.append("</section>")
     return "".join(parts)
@@ -453,10 +381,10 @@ def _worst(
         "(more errors first among equals)"
     )
     intro += f"; {undefined:,} images with nothing to find and no false positive have no F1." if undefined else "."
-    parts.append(f"<p>{_esc(intro)}</p>")
+    parts.append(f"<p>{esc(intro)}</p>")
     anchors = [f"image-{i}" for i in range(len(worst))]
     parts.append(
-        _table(["image_id", *PER_IMAGE_KEYS[1:], "F1"], worst, table_id="worst-images", links={"image_id": anchors})
+        html_table(["image_id", *PER_IMAGE_KEYS[1:], "F1"], worst, table_id="worst-images", links={"image_id": anchors})
     )
     if matches is None:
         parts.append(
@@ -489,13 +417,13 @@ def _worst(
         more = len(rows) - len(shown)
         summary = f"image {r['image_id']}: F1 {r['F1']:.3f}, {r['tp']} TP, {r['fp']} FP, {r['fn']} FN"
         body = (
-            _table(columns, shown, table_id=f"matches-{i}", digits={"score": 4, "iou": 4})
+            html_table(columns, shown, table_id=f"matches-{i}", digits={"score": 4, "iou": 4})
             if shown
             else "<p>No match rows for this image at this threshold.</p>"
         )
         if more:
             body += f"<p>{more:,} more rows not shown.</p>"
-        parts.append(f'<details id="{anchors[i]}"><summary>{_esc(summary)}</summary>{body}</details>')
+        parts.append(f'<details id="{anchors[i]}"><summary>{esc(summary)}</summary>{body}</details>')
     parts.append("</section>")
     return "".join(parts)
 
@@ -624,7 +552,7 @@ def html_report(
     sections.append(_worst(per_image, matches, names, worst))
     nav.append(("worst", "Worst images"))
     counted = f"{len(names):,} categories; " if names else ""
-    src = "".join(f"<li>{_esc(what)}: <code>{_esc(path)}</code></li>" for what, path in sources)
+    src = "".join(f"<li>{esc(what)}: <code>{esc(path)}</code></li>" for what, path in sources)
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -633,13 +561,13 @@ def html_report(
             '<meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_esc(title)}</title>",
+            f"<title>{esc(title)}</title>",
             f"<style>{_CSS}</style>",
             "</head>",
             "<body>",
-            f"<header><h1>{_esc(title)}</h1>",
-            f"<p>protocol <b>{_esc(result.protocol)}</b>, iou type <b>{_esc(result.iou_type)}</b>, {counted}"
-            f"deteval {_esc(__version__)}</p>",
+            f"<header><h1>{esc(title)}</h1>",
+            f"<p>protocol <b>{esc(result.protocol)}</b>, iou type <b>{esc(result.iou_type)}</b>, {counted}"
+            f"deteval {esc(__version__)}</p>",
             f"<ul>{src}</ul>" if src else "",
             "<nav>" + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav></header>",
             *sections,
