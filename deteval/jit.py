@@ -273,6 +273,12 @@ def _background_pool(pid: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="deteval-background")
 
 
+def pool_submit(fn: Callable, *args, **kwargs) -> Future:
+    """Start ``fn(*args, **kwargs)`` on a thread of the kernels' pool. The caller must not wait for it to
+    start: the pool's threads may all be busy (with the caller's own work)."""
+    return _pool(num_threads(), os.getpid()).submit(fn, *args, **kwargs)
+
+
 def in_background(fn: Callable, *args, **kwargs) -> Future:
     """Start ``fn(*args, **kwargs)`` on a background thread; its result (or exception) is the future's.
 

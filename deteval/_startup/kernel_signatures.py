@@ -681,6 +681,8 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(int64, 1, 'C', False, aligned=True)",
         )),
         ('deteval.matching.kitti._iou_blocks', (
+            'int64',
+            'int64',
             "Array(float64, 2, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(float64, 2, 'C', False, aligned=True)",
@@ -689,6 +691,8 @@ GROUPS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             "Array(float64, 1, 'C', False, aligned=True)",
         )),
         ('deteval.matching.kitti._cover', (
+            'int64',
+            'int64',
             "Array(float64, 2, 'C', False, aligned=True)",
             "Array(int64, 1, 'C', False, aligned=True)",
             "Array(float64, 2, 'C', False, aligned=True)",

@@ -11,6 +11,8 @@ leading zero, a number the exact converter leaves to Python, non-ASCII text) dec
 from __future__ import annotations
 
 import os
+import queue
+import threading
 
 import numpy as np
 
@@ -23,6 +25,8 @@ __all__ = ["MAX_NAMES", "NAME_BYTES", "scan_plain"]
 NAME_BYTES = 32  # a longer name declines the folder
 MAX_NAMES = 64  # distinct types; more decline the folder
 READ_SIZE = 1 << 16  # bytes per os.read: a label file is a few hundred
+FILES_PER_RUN = 200  # at least, per run of files scanned while the next is read
+RUNS = 16  # at most, per folder: the scan left after the last read is short
 
 
 @njit(**KERNEL)
@@ -71,7 +75,7 @@ def _scan(buf, file_start, values, occluded, name_of, table, table_len, counts, 
                     if is_float or mant > 1_000_000_000:
                         return -1
                     occluded[row] = -mant if neg else mant
-                else:
+                elif k <= 7 or k == 15:  # the 3D fields (dimensions, location, rotation) stay 0: unused in 2D
                     v, ok = to_float(neg, is_float, mant, e10)
                     if not ok:
                         return -1
@@ -117,30 +121,98 @@ def _read_all(paths: list[str]) -> list[bytes] | None:
     return chunks
 
 
-def scan_plain(
-    paths: list[str],
-) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(distinct names, each line's name index, values, occluded, lines per file, fields per file)`` of plain
-    files, or None (declined).
+Scanned = tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-    ``values`` per line: truncated, alpha, bbox, dimensions, location, rotation_y, score (0 when unscored)."""
-    chunks = _read_all(paths)
-    if chunks is None:
-        return None
+
+def _scan_bytes(chunks: list[bytes]) -> Scanned | None:
+    """:func:`scan_plain` of some files' bytes (the kernel releases the GIL)."""
     raw = b"".join(chunks)
     buf = np.frombuffer(raw, np.uint8)
-    file_start = np.zeros(len(paths) + 1, np.int64)
+    file_start = np.zeros(len(chunks) + 1, np.int64)
     np.cumsum([len(c) for c in chunks], out=file_start[1:])
-    rows = raw.count(b"\n") + len(paths)
+    rows = raw.count(b"\n") + len(chunks)
     values = np.zeros((rows, 14), np.float64)
     occluded = np.zeros(rows, np.int64)
     name_of = np.zeros(rows, np.int64)
     table = np.zeros((MAX_NAMES, NAME_BYTES), np.uint8)
     table_len = np.zeros(MAX_NAMES + 1, np.int64)  # the last slot: how many
-    counts = np.zeros(len(paths), np.int64)
-    kinds = np.zeros(len(paths), np.int64)
+    counts = np.zeros(len(chunks), np.int64)
+    kinds = np.zeros(len(chunks), np.int64)
     n = _scan(buf, file_start, values, occluded, name_of, table, table_len, counts, kinds)
     if n < 0:
         return None
     names = [bytes(table[t, : table_len[t]]).decode("ascii") for t in range(int(table_len[-1]))]
     return names, name_of[:n], values[:n], occluded[:n], counts, kinds
+
+
+def _scan_runs(runs: list[list[str]]) -> list[Scanned | None] | None:
+    """Each run of files scanned, or None if a file cannot be read. This thread reads the runs in turn
+    (Python, holding the GIL) while a pool thread scans those read (no GIL); then both scan what is left."""
+    from deteval.jit import pool_submit
+
+    read: queue.SimpleQueue = queue.SimpleQueue()
+    parts: list[Scanned | None] = [None] * len(runs)
+    left = [len(runs)]
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    all_done = threading.Event()
+
+    def scan_read() -> None:  # until the end mark, which it puts back for the other thread
+        while (item := read.get()) is not None:
+            k, chunks = item
+            try:
+                parts[k] = _scan_bytes(chunks)
+            except BaseException as exc:  # noqa: BLE001 - raised in the calling thread
+                errors.append(exc)
+            finally:
+                with lock:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        all_done.set()
+        read.put(None)
+
+    pool_submit(scan_read)
+    unreadable = False
+    for k, run in enumerate(runs):
+        chunks = None if unreadable else _read_all(run)
+        if chunks is None:  # nothing to scan: the run counts as done
+            unreadable = True
+            chunks = []
+        read.put((k, chunks))
+    read.put(None)
+    scan_read()
+    all_done.wait()
+    if errors:
+        raise errors[0]
+    return None if unreadable else parts
+
+
+def scan_plain(paths: list[str]) -> Scanned | None:
+    """``(distinct names, each line's name index, values, occluded, lines per file, fields per file)`` of plain
+    files, or None (declined).
+
+    ``values`` per line: truncated, alpha, bbox, then 0 for the 3D fields (dimensions, location, rotation_y:
+    checked as numbers, not converted, as 2D evaluation never reads them), score (0 when unscored).
+
+    With more than one thread, runs of files are scanned on a pool thread while this one reads the next."""
+    from deteval.jit import num_threads
+
+    n_runs = min(RUNS, len(paths) // FILES_PER_RUN) if num_threads() > 1 else 1
+    if n_runs <= 1:
+        chunks = _read_all(paths)
+        return None if chunks is None else _scan_bytes(chunks)
+    bounds = np.linspace(0, len(paths), n_runs + 1).astype(np.int64).tolist()
+    parts = _scan_runs([paths[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])])
+    if parts is None or any(p is None for p in parts):
+        return None
+    names: dict[str, int] = {}
+    index = []
+    for part_names, name_of, *_ in parts:
+        # each run's names in its own first-seen order: mapped to the folder's
+        remap = np.array([names.setdefault(name, len(names)) for name in part_names], np.int64)
+        index.append(remap[name_of])
+    return (
+        list(names),
+        np.concatenate(index),
+        *(np.concatenate([p[k] for p in parts]) for k in range(2, 6)),
+    )

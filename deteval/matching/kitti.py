@@ -18,7 +18,9 @@ and ``ign_dt`` (0 counted, 1 ignored: lower than the difficulty's minimum height
   (summed in ground-truth order), which the threshold's total takes when the image has a TP or FP.
 
 An image's counts change only where a detection's score crosses the threshold, so the counting pass matches
-each image once per distinct set of admitted detections and adds the counts to every threshold sharing it.
+each image once per distinct set of admitted detections and adds the counts to every threshold sharing it;
+each ground truth walks only its candidates, the detections of IoU above the threshold (listed once per
+image), which is all the reference's walk over every detection can pick.
 The IoU is the reference's expression, operation for operation (no ``+1``).
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from deteval.jit import njit
+from deteval.jit import njit, run_chunks
 
 __all__ = ["count_at_thresholds", "dontcare_cover", "pair_iou", "tp_scores"]
 
@@ -34,8 +36,8 @@ NO_DETECTION = -10000000.0
 
 
 @njit(cache=True, nogil=True)
-def _iou_blocks(dt_box, dt_start, gt_box, gt_start, iou_start, out):  # pragma: no cover
-    for im in range(len(dt_start) - 1):
+def _iou_blocks(lo, hi, dt_box, dt_start, gt_box, gt_start, iou_start, out):  # pragma: no cover
+    for im in range(lo, hi):
         d0, d1 = dt_start[im], dt_start[im + 1]
         g0, g1 = gt_start[im], gt_start[im + 1]
         ng = g1 - g0
@@ -53,7 +55,6 @@ def _iou_blocks(dt_box, dt_start, gt_box, gt_start, iou_start, out):  # pragma: 
                         ua = (b[2] - b[0]) * (b[3] - b[1]) + q_area - iw * ih
                         v = iw * ih / ua
                 out[base + j * ng + i] = v
-    return out
 
 
 def pair_iou(
@@ -66,7 +67,10 @@ def pair_iou(
     iou_start = np.zeros(len(nd) + 1, np.int64)
     np.cumsum(nd * ng, out=iou_start[1:])
     out = np.empty(int(iou_start[-1]), np.float64)
-    _iou_blocks(
+    run_chunks(
+        _iou_blocks,
+        len(nd),
+        nd * ng,
         np.ascontiguousarray(dt_box, np.float64),
         np.asarray(dt_start, np.int64),
         np.ascontiguousarray(gt_box, np.float64),
@@ -78,8 +82,8 @@ def pair_iou(
 
 
 @njit(cache=True, nogil=True)
-def _cover(dt_box, dt_start, dc_box, dc_start, thr, out):  # pragma: no cover
-    for im in range(len(dt_start) - 1):
+def _cover(lo, hi, dt_box, dt_start, dc_box, dc_start, thr, out):  # pragma: no cover
+    for im in range(lo, hi):
         for j in range(dt_start[im], dt_start[im + 1]):
             b = dt_box[j]
             for k in range(dc_start[im], dc_start[im + 1]):
@@ -90,7 +94,6 @@ def _cover(dt_box, dt_start, dc_box, dc_start, thr, out):  # pragma: no cover
                     if ih > 0 and iw * ih / ((b[2] - b[0]) * (b[3] - b[1])) > thr:
                         out[j] = True
                         break
-    return out
 
 
 def dontcare_cover(
@@ -98,14 +101,20 @@ def dontcare_cover(
 ) -> np.ndarray:
     """bool (D,): the detection's intersection over its own area with a DontCare box of its image is > ``thr``."""
     out = np.zeros(len(dt_box), np.bool_)
-    return _cover(
+    dt_start = np.asarray(dt_start, np.int64)
+    dc_start = np.asarray(dc_start, np.int64)
+    run_chunks(
+        _cover,
+        len(dt_start) - 1,
+        np.diff(dt_start) * np.diff(dc_start),
         np.ascontiguousarray(dt_box, np.float64),
-        np.asarray(dt_start, np.int64),
+        dt_start,
         np.ascontiguousarray(dc_box, np.float64).reshape(-1, 4),
-        np.asarray(dc_start, np.int64),
+        dc_start,
         float(thr),
         out,
     )
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -171,32 +180,34 @@ def tp_scores(
 
 @njit(cache=True, nogil=True)
 def _match_admitted(
-    iou, base, ng, g0, d0, rg, nrg, rd, nrd, ign_gt, ign_dt, admitted, taken, cover, thr, gt_alpha, dt_alpha, aos
-):  # pragma: no cover
-    # one image at one set of admitted detections, over its scored rows only (rg: ground truth, rd:
-    # detections, both offsets in file order): (tp, fp, fn, similarity or -1)
-    for a in range(nrd):
-        taken[a] = False
+    rg, nrg, g0, cand, cand_iou, cand_start, rd, d0, ign_gt, ign_dt, admitted, taken, taken_list, gt_alpha,
+    dt_alpha, aos,
+):  # pragma: no cover  # fmt: skip
+    # one image at one set of admitted detections: each scored ground truth (rg, file order) walks only its
+    # candidates (the detections of IoU above the threshold, file order), which is all the reference's walk
+    # over every detection can pick. Returns (tp, fn, similarity, how many taken: their run rows in
+    # taken_list, left marked in ``taken`` for the caller to count and clear)
     tp = 0
     fn = 0
     sim = 0.0
+    n_taken = 0
     for b in range(nrg):
         i = rg[b]
         gi = ign_gt[g0 + i]
         best = -1
         best_iou = 0.0
         on_ignored = False
-        for a in range(nrd):
+        for c in range(cand_start[b], cand_start[b + 1]):
+            a = cand[c]
             if taken[a] or not admitted[a]:
                 continue
-            j = rd[a]
-            dj = ign_dt[d0 + j]
-            o = iou[base + j * ng + i]
-            if o > thr and (o > best_iou or on_ignored) and dj == 0:
+            dj = ign_dt[d0 + rd[a]]
+            o = cand_iou[c]
+            if (o > best_iou or on_ignored) and dj == 0:
                 best_iou = o
                 best = a
                 on_ignored = False
-            elif o > thr and best == -1 and dj == 1:
+            elif best == -1 and dj == 1:
                 best = a
                 on_ignored = True
         if best == -1:
@@ -204,19 +215,14 @@ def _match_admitted(
                 fn += 1
         else:
             taken[best] = True
+            taken_list[n_taken] = best
+            n_taken += 1
             j = rd[best]
             if gi == 0 and ign_dt[d0 + j] == 0:
                 tp += 1
                 if aos:
                     sim += (1.0 + np.cos(gt_alpha[g0 + i] - dt_alpha[d0 + j])) / 2.0
-    fp = 0
-    for a in range(nrd):
-        j = rd[a]
-        if admitted[a] and not taken[a] and ign_dt[d0 + j] == 0 and not cover[d0 + j]:
-            fp += 1
-    if not aos or (tp == 0 and fp == 0):
-        sim = -1.0
-    return tp, fp, fn, sim
+    return tp, fn, sim, n_taken
 
 
 @njit(cache=True, nogil=True)
@@ -240,16 +246,30 @@ def _count(
     n_t = len(thresholds)
     max_d = 0
     max_g = 0
+    max_pairs = 0
     for im in range(len(dt_start) - 1):
-        max_d = max(max_d, dt_start[im + 1] - dt_start[im])
-        max_g = max(max_g, gt_start[im + 1] - gt_start[im])
+        nd = dt_start[im + 1] - dt_start[im]
+        ng = gt_start[im + 1] - gt_start[im]
+        max_d = max(max_d, nd)
+        max_g = max(max_g, ng)
+        max_pairs = max(max_pairs, nd * ng)
     rd = np.empty(max_d, np.int64)
     rg = np.empty(max_g, np.int64)
-    admitted = np.empty(max_d, np.bool_)
-    taken = np.empty(max_d, np.bool_)
+    first = np.empty(max_d, np.int64)  # the first threshold admitting the detection (n_t: none)
+    arrivals = np.zeros(n_t + 1, np.int64)  # per threshold, the detections it admits first
+    order = np.empty(max_d, np.int64)
+    steps = np.zeros((n_t, 3), np.int64)
+    admitted = np.zeros(max_d, np.bool_)
+    taken = np.zeros(max_d, np.bool_)
+    taken_list = np.empty(max_g, np.int64)
+    cand = np.empty(max_pairs, np.int64)
+    cand_iou = np.empty(max_pairs, np.float64)
+    cand_start = np.empty(max_g + 1, np.int64)
     for im in images:
         g0, g1 = gt_start[im], gt_start[im + 1]
         d0, d1 = dt_start[im], dt_start[im + 1]
+        ng = g1 - g0
+        base = iou_start[im]
         # the rows of this run: detections and ground truth of another class (-1) take no part
         nrd = 0
         for j in range(d1 - d0):
@@ -257,48 +277,90 @@ def _count(
                 rd[nrd] = j
                 nrd += 1
         nrg = 0
-        for i in range(g1 - g0):
+        for i in range(ng):
             if ign_gt[g0 + i] != -1:
                 rg[nrg] = i
                 nrg += 1
         if nrd == 0 and nrg == 0:
             continue
-        last = -1  # admitted detections at the previous threshold
-        tp, fp, fn, sim = 0, 0, 0, -1.0
-        for t in range(n_t):
-            th = thresholds[t]
-            k = 0
+        n = 0
+        for b in range(nrg):
+            cand_start[b] = n
             for a in range(nrd):
-                ok = not (score[d0 + rd[a]] < th)
-                admitted[a] = ok
-                k += ok
-            if k != last:  # thresholds descend: the admitted set only grows, so its size names it
-                tp, fp, fn, sim = _match_admitted(
-                    iou,
-                    iou_start[im],
-                    g1 - g0,
-                    g0,
-                    d0,
-                    rg,
-                    nrg,
-                    rd,
-                    nrd,
-                    ign_gt,
-                    ign_dt,
-                    admitted,
-                    taken,
-                    cover,
-                    thr,
-                    gt_alpha,
-                    dt_alpha,
-                    aos,
-                )
-                last = k
-            pr[t, 0] += tp
-            pr[t, 1] += fp
-            pr[t, 2] += fn
-            if sim != -1.0:
-                pr[t, 3] += sim
+                o = iou[base + rd[a] * ng + rg[b]]
+                if o > thr:
+                    cand[n] = a
+                    cand_iou[n] = o
+                    n += 1
+        cand_start[nrg] = n
+        for a in range(nrd):
+            # thresholds descend, so the reference's ``not score < threshold`` holds from some index on
+            s = score[d0 + rd[a]]
+            lo, hi = 0, n_t
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if s < thresholds[mid]:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            first[a] = lo
+            arrivals[lo] += 1
+            admitted[a] = False
+        # the run's detections by the threshold admitting them first (a counting sort on ``first``)
+        at = 0
+        for t in range(n_t + 1):
+            c = arrivals[t]
+            arrivals[t] = at
+            at += c
+        for a in range(nrd):
+            order[arrivals[first[a]]] = a
+            arrivals[first[a]] += 1
+        # counted detections admitted, and of those the ones no DontCare region covers: false positives
+        # unless taken
+        free_fp = 0
+        tp, fp, fn = 0, 0, 0
+        k0 = 0
+        t = 0
+        while t < n_t:
+            k1 = arrivals[t]  # order[k0:k1]: the detections admitted first at t
+            for k in range(k0, k1):
+                a = order[k]
+                admitted[a] = True
+                j = d0 + rd[a]
+                if ign_dt[j] == 0 and not cover[j]:
+                    free_fp += 1
+            k0 = k1
+            # the admitted set only grows, so the counts change only here: at the next threshold admitting any
+            t_next = t + 1
+            while t_next < n_t and arrivals[t_next] == k0:
+                t_next += 1
+            tp_new, fn_new, sim, n_taken = _match_admitted(
+                rg, nrg, g0, cand, cand_iou, cand_start, rd, d0, ign_gt, ign_dt, admitted, taken, taken_list,
+                gt_alpha, dt_alpha, aos,
+            )  # fmt: skip
+            fp_new = free_fp
+            for k in range(n_taken):
+                a = taken_list[k]
+                taken[a] = False
+                j = d0 + rd[a]
+                if ign_dt[j] == 0 and not cover[j]:
+                    fp_new -= 1
+            # integer counts as steps (exact); the similarity added threshold by threshold, images in order
+            steps[t, 0] += tp_new - tp
+            steps[t, 1] += fp_new - fp
+            steps[t, 2] += fn_new - fn
+            tp, fp, fn = tp_new, fp_new, fn_new
+            if aos and (tp != 0 or fp != 0):
+                for u in range(t, t_next):
+                    pr[u, 3] += sim
+            t = t_next
+        for t in range(n_t + 1):
+            arrivals[t] = 0
+    for k in range(3):
+        run = 0
+        for t in range(n_t):
+            run += steps[t, k]
+            pr[t, k] = run
     return pr
 
 

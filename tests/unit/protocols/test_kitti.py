@@ -114,6 +114,49 @@ def test_scanner_equals_the_line_reader(tmp_path, monkeypatch, seed):
         assert fast.bbox.flags.c_contiguous
 
 
+def _plain_folder(folder, n_files: int, seed: int) -> list[str]:
+    """Plain files (the scanner's), each naming types in its own order; some empty; the paths."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir()
+    types = ["Car", "Van", "Pedestrian", "DontCare", "Cyclist", "Person_sitting", "Tram"]
+    paths = []
+    for i in range(n_files):
+        lines = [
+            f"{types[int(t)]} {rng.integers(0, 3) / 4} {rng.integers(0, 4)} {rng.integers(-300, 300) / 100} "
+            f"{x}.5 {x + 1}.25 {x + 40} {x + 60}.75 1.5 1.6 3.9 1.0 1.5 20.0 0.1 {rng.integers(1, 999) / 1000}\n"
+            for t, x in zip(rng.permutation(len(types))[: rng.integers(0, 5)], rng.integers(0, 900, 5))
+        ]
+        path = folder / f"{i:06d}.txt"
+        path.write_text("".join(lines))
+        paths.append(str(path))
+    return paths
+
+
+def test_scanner_in_runs_equals_one_scan(tmp_path, monkeypatch):
+    """Runs of files scanned on a thread while the next is read: the same names, rows and counts as one
+    scan of all (each run's names mapped to the folder's); a run that declines, or a file that cannot be
+    read, declines the folder."""
+    from deteval.io import kitti_scan
+    from deteval.jit import using_threads
+
+    paths = _plain_folder(tmp_path / "results", 61, seed=3)
+    whole = kitti_scan.scan_plain(paths)
+    assert whole is not None and len(whole[0]) == 7
+    monkeypatch.setattr(kitti_scan, "FILES_PER_RUN", 3)
+    with using_threads(2):
+        runs = kitti_scan.scan_plain(paths)
+        assert runs is not None
+        assert [runs[0][k] for k in runs[1]] == [whole[0][k] for k in whole[1]]
+        for a, b in zip(runs[2:], whole[2:]):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        with open(paths[40], "a") as f:
+            f.write("Car 0 0 0 1 2 3 4 1.5 1.6 3.9 1.0 1.5 20.0 0.1 +0.5\n")  # a "+": the line reader's
+        assert kitti_scan.scan_plain(paths) is None
+        (tmp_path / "results" / "000050.txt").unlink()
+        (tmp_path / "results" / "000050.txt").mkdir()  # opens, but cannot be read
+        assert kitti_scan.scan_plain(paths[:30] + paths[45:]) is None
+
+
 def test_other_txt_files_are_warned_and_not_read(tmp_path):
     res, lab = _folders(tmp_path, {0: LINE + "\n"}, {0: LINE + " 0.5\n"})
     (tmp_path / "label_2" / "notes.txt").write_text("anything")
