@@ -76,6 +76,17 @@ def _pairwise(a):  # pragma: no cover - numba
 
 
 @njit(cache=True)
+def grown(arr, need):  # pragma: no cover - numba
+    """``arr``, or a copy at least ``need`` long (doubling) when it is shorter: a buffer a kernel fills."""
+    if need <= arr.size:
+        return arr
+    out = np.empty(max(need, 2 * arr.size), arr.dtype)
+    for i in range(arr.size):  # element loops: numba's array-to-array slice assignment costs 3 s to compile
+        out[i] = arr[i]
+    return out
+
+
+@njit(cache=True)
 def np_sum(a):  # pragma: no cover - numba
     """``np.sum`` of a contiguous float64 array, bit for bit (add.reduce from identity 0)."""
     return 0.0 + _pairwise(a)

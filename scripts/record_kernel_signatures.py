@@ -298,10 +298,21 @@ def render(groups: dict[str, list[tuple[str, tuple[str, ...]]]]) -> str:
     for name, entries in groups.items():
         lines.append(f"    {name!r}: [")
         for kernel, types in entries:
-            lines += [f"        ({kernel!r}, ("] + [_noqa(f"            {t!r},") for t in types] + ["        )),"]
+            lines += [f"        ({kernel!r}, ("] + _packed([repr(t) for t in types]) + ["        )),"]
         lines.append("    ],")
     lines += ["}", "# fmt: on", "# the helpers take groups in this order", "ORDER: list[str] = list(GROUPS)", ""]
     return "\n".join(lines)
+
+
+def _packed(items: list[str], indent: str = " " * 12, width: int = 120) -> list[str]:
+    """``items``, each followed by a comma, as few to a line as fit in ``width`` (one item may exceed it)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 1 + len(item) + 1 <= width:
+            lines[-1] += f" {item},"
+        else:
+            lines.append(f"{indent}{item},")
+    return [_noqa(line) for line in lines]
 
 
 def _noqa(line: str) -> str:

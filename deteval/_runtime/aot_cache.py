@@ -28,13 +28,32 @@ def user_folder() -> str:
     """The folder of this package's modules in the user's cache: one per kernel sources, numba, Python, machine
     (numba's version read from its metadata: importing numba would cost what the modules save)."""
     import platform
-    from importlib.metadata import PackageNotFoundError, version
 
     from deteval._runtime.digest import kernel_sources_digest
 
-    try:
-        numba = version("numba")
-    except PackageNotFoundError:
-        numba = "none"
-    tag = f"aot-{kernel_sources_digest()}-numba{numba}-{sys.implementation.cache_tag}-{platform.machine()}"
+    tag = f"aot-{kernel_sources_digest()}-numba{_numba_version()}-{sys.implementation.cache_tag}-{platform.machine()}"
     return os.path.join(cache_root(), tag)
+
+
+def _numba_version() -> str:
+    """numba's installed version ("none" without it), from the ``numba-<version>.dist-info`` folder beside the
+    package: importlib.metadata's import alone costs ~15 ms of every start, so it is asked only when that
+    folder is not there (or not alone)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("numba")
+    if spec is None or not spec.origin:
+        return "none"
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        found = [n for n in os.listdir(site) if n.startswith("numba-") and n.endswith(".dist-info")]
+    except OSError:
+        found = []
+    if len(found) == 1:
+        return found[0][len("numba-") : -len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("numba")
+    except PackageNotFoundError:
+        return "none"

@@ -3,22 +3,17 @@ table, a figure with its caption. Every value read from the inputs goes through 
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from deteval.analysis.report import NO_VALUE_MARKDOWN, is_missing
-
-
-def esc(v: object) -> str:
-    return html.escape(str(v), quote=True)
+from deteval.analysis.svg import esc
 
 
 def fmt(v: Any, digits: int = 3) -> str:
-    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
+    if is_missing(v):
         return NO_VALUE_MARKDOWN
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -31,7 +26,7 @@ def fmt(v: Any, digits: int = 3) -> str:
 
 def sort_key(v: Any) -> str:
     """A cell's ``data-v``, what the page sorts by: the full value, empty for "no value"."""
-    if is_missing(v) or (isinstance(v, float) and math.isnan(v)):
+    if is_missing(v):
         return ""
     if isinstance(v, bool):
         return str(int(v))

@@ -26,20 +26,20 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.html_parts import esc, figure, html_table
+from deteval.analysis.plots import TOP_CLASSES, class_aps  # TOP_CLASSES: in colour on the PR chart, as --plot's
 from deteval.analysis.report import is_empty_row
 from deteval.analysis.svg import COLOURS, Chart
-from deteval.result import CocoResult, EvalResult
+from deteval.result import CocoResult, EvalResult, ImageTable, MatchTable
 
 REPORT_FILE = "report.html"
 #: the per-image rows' keys (``result.per_image``): GT not ignored, evaluated detections, TP / FP / FN at IoU .50
-PER_IMAGE_KEYS = ("image_id", "num_gt", "num_dt", "tp", "fp", "fn")
+PER_IMAGE_KEYS = ImageTable.KEYS
 #: the match rows' keys (``result.matches``): one row per evaluated detection and per unmatched GT, per IoU threshold
-MATCH_KEYS = ("iou_thr", "det_index", "image_id", "category_id", "score", "gt_id", "iou", "ignored")
+MATCH_KEYS = MatchTable.KEYS
 #: the IoU threshold of the per-image counts, and so of the match rows shown beside them
 PER_IMAGE_IOU = 0.5
 WORST_IMAGES = 25
 MATCH_ROWS_PER_IMAGE = 300  # an image's match rows shown at most (one image can hold thousands)
-TOP_CLASSES = 8  # classes in colour on the PR chart: those with the most ground truth (as --plot's)
 CURVE_POINTS = 200  # the most points of one class's F-beta curve drawn (the pooled curve: 5x)
 MAX_BINS_DRAWN = 1000  # calibration bins with detections beyond which the reliability chart is left out
 
@@ -127,8 +127,6 @@ def _pr_chart_coco(result: CocoResult, iou_thr: float, area: str) -> str:
 
 
 def _pr_chart_outcomes(result: EvalResult, sc: Any) -> str:
-    from deteval.analysis.plots import class_aps
-
     grid = np.linspace(0.0, 1.0, 101)
     aps = class_aps(result, sc.iou)
     classes = [c for c in sc.classes if c.npos > 0]

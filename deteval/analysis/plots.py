@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from deteval.analysis.curves import pr_curves
+from deteval.analysis.svg import COLOURS as _COLOURS
 from deteval.errors import renamed_keywords
 from deteval.result import CocoResult, EvalResult, VocResult
 
@@ -25,7 +26,6 @@ from deteval.result import CocoResult, EvalResult, VocResult
 TOP_CLASSES = 8
 
 # matplotlib's tab10, fixed here so the plots look the same whatever the style in use
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
 def _matplotlib() -> tuple[Any, Any]:
@@ -385,14 +385,15 @@ def plot_reliability(cal: Any, path: str | Path) -> Path:
     return out
 
 
-def plot_miss_rate(result: EvalResult, path: str | Path) -> Path:
+def plot_miss_rate(result: EvalResult, path: str | Path, curves: dict[str, Any] | None = None) -> Path:
     """Miss rate against false positives per image on log-log axes, one curve per setup (CityPersons) or
     the one curve (CrowdHuman), MR^-2 in the legend and the FPPI points it averages marked: the plot
     pedestrian papers print. Read from ``Protocol.miss_rate_curves``; raises ``ValueError`` for a protocol
-    without them, ``ImportError`` without matplotlib."""
+    without them, ``ImportError`` without matplotlib. ``curves``: those, when already computed."""
     from deteval import protocols
 
-    curves = protocols.get(result.protocol).miss_rate_curves(result)
+    if curves is None:
+        curves = protocols.get(result.protocol).miss_rate_curves(result)
     if curves is None:
         raise ValueError(f"the {result.protocol!r} protocol has no miss-rate curves")
     Figure, Canvas = _matplotlib()

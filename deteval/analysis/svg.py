@@ -13,11 +13,12 @@ import html
 import math
 from collections.abc import Sequence
 
-#: matplotlib's tab10, as plots.py uses: the report's colours match the PNG plots'
+#: matplotlib's tab10: the report's colours, and the PNG plots' (deteval.analysis.plots)
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
-def _esc(text: object) -> str:
+def esc(text: object) -> str:
+    """``text`` as HTML/SVG text or an attribute value (quotes escaped too)."""
     return html.escape(str(text), quote=True)
 
 
@@ -101,24 +102,16 @@ class Chart:
         opacity: float = 1.0,
         label: str | None = None,
         tooltip: str | None = None,
-        step: bool = False,
         dash: str | None = None,
     ) -> None:
-        """A polyline through the points; ``step``: a staircase that rises at each x (matplotlib's
-        ``steps-pre``); NaN (in x or y) breaks it into pieces."""
+        """A polyline through the points; NaN (in x or y) breaks it into pieces."""
         pieces: list[list[str]] = [[]]
-        last_y = None
         for x, y in zip(xs, ys):
             x, y = float(x), float(y)
             if math.isnan(x) or math.isnan(y):
                 pieces.append([])
-                last_y = None
                 continue
-            px, py = self.px(x), self.py(y)
-            if step and pieces[-1] and last_y is not None:
-                pieces[-1].append(f"{pieces[-1][-1].split(',')[0]},{_num(py)}")
-            pieces[-1].append(f"{_num(px)},{_num(py)}")
-            last_y = py
+            pieces[-1].append(f"{_num(self.px(x))},{_num(self.py(y))}")
         style = f'fill="none" stroke="{colour}" stroke-width="{width:g}"'
         style += f' stroke-opacity="{opacity:g}"' if opacity < 1 else ""
         style += f' stroke-dasharray="{dash}"' if dash else ""
@@ -128,7 +121,7 @@ class Chart:
             for p in pieces
             if len(p) == 1
         )
-        tip = f"<title>{_esc(tooltip)}</title>" if tooltip else ""
+        tip = f"<title>{esc(tooltip)}</title>" if tooltip else ""
         self.items.append(f"<g {style}>{tip}{body}</g>")
         if label is not None:
             self.legend.append((label, colour, "line"))
@@ -143,23 +136,20 @@ class Chart:
         opacity: float = 1.0,
         tooltip: str | None = None,
         outline: str | None = None,
-        label: str | None = None,
     ) -> None:
         """A filled rectangle between two corners; ``colour="none"`` with ``outline`` draws its edge only."""
         a, b = sorted((self.px(x0), self.px(x1)))
         c, d = sorted((self.py(y0), self.py(y1)))
         extra = f' fill-opacity="{opacity:g}"' if opacity < 1 else ""
         extra += f' stroke="{outline}" stroke-width="1.5"' if outline else ""
-        tip = f"<title>{_esc(tooltip)}</title>" if tooltip else ""
+        tip = f"<title>{esc(tooltip)}</title>" if tooltip else ""
         self.items.append(
             f'<rect x="{_num(a)}" y="{_num(c)}" width="{_num(b - a)}" height="{_num(d - c)}" fill="{colour}"{extra}>'
             f"{tip}</rect>"
         )
-        if label is not None:
-            self.legend.append((label, outline if colour == "none" and outline else colour, "box"))
 
     def marker(self, x: float, y: float, colour: str, label: str | None = None, tooltip: str | None = None) -> None:
-        tip = f"<title>{_esc(tooltip)}</title>" if tooltip else ""
+        tip = f"<title>{esc(tooltip)}</title>" if tooltip else ""
         self.items.append(
             f'<circle cx="{_num(self.px(x))}" cy="{_num(self.py(y))}" r="5" fill="{colour}">{tip}</circle>'
         )
@@ -170,18 +160,18 @@ class Chart:
         """Text at a data point (offset a little up and right)."""
         self.items.append(
             f'<text x="{_num(self.px(x) + 8)}" y="{_num(self.py(y) - 8)}" fill="{colour}" font-size="12" '
-            f'text-anchor="{anchor}">{_esc(text)}</text>'
+            f'text-anchor="{anchor}">{esc(text)}</text>'
         )
 
     # ---- the SVG
-    def svg(self, css_class: str = "chart") -> str:
+    def svg(self) -> str:
         x0, y0, x1, y1 = self.box
         out = [
-            f'<svg class="{css_class}" viewBox="0 0 {self.width} {self.height}" width="{self.width}" '
-            f'height="{self.height}" role="img" aria-label="{_esc(self.title)}" font-family="sans-serif">',
+            f'<svg class="chart" viewBox="0 0 {self.width} {self.height}" width="{self.width}" '
+            f'height="{self.height}" role="img" aria-label="{esc(self.title)}" font-family="sans-serif">',
             f'<rect x="0" y="0" width="{self.width}" height="{self.height}" fill="#fff"/>',
             f'<text x="{_num((x0 + x1) / 2)}" y="20" text-anchor="middle" font-size="14" font-weight="bold">'
-            f"{_esc(self.title)}</text>",
+            f"{esc(self.title)}</text>",
         ]
         grid = []
         for v in nice_ticks(*self.x_range):
@@ -195,18 +185,18 @@ class Chart:
                 grid.append(f'<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#e4e4e4"/>')
             grid.append(
                 f'<text x="{x0 - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" font-size="11">'
-                f"{_esc(text)}</text>"
+                f"{esc(text)}</text>"
             )
         out += grid
         out.append(f"<g>{''.join(self.items)}</g>")
         out.append(f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" fill="none" stroke="#444"/>')
         out.append(
             f'<text x="{_num((x0 + x1) / 2)}" y="{self.height - 12}" text-anchor="middle" font-size="12">'
-            f"{_esc(self.x_label)}</text>"
+            f"{esc(self.x_label)}</text>"
         )
         out.append(
             f'<text transform="translate(16 {_num((y0 + y1) / 2)}) rotate(-90)" text-anchor="middle" '
-            f'font-size="12">{_esc(self.y_label)}</text>'
+            f'font-size="12">{esc(self.y_label)}</text>'
         )
         if self.legend:
             lx, ly = x1 + 14, y0 + 4
@@ -218,8 +208,6 @@ class Chart:
                     out.append(f'<rect x="{lx + 4}" y="{y - 5}" width="12" height="10" fill="{colour}"/>')
                 else:
                     out.append(f'<circle cx="{lx + 10}" cy="{y}" r="5" fill="{colour}"/>')
-                out.append(
-                    f'<text x="{lx + 26}" y="{y}" dominant-baseline="middle" font-size="11">{_esc(label)}</text>'
-                )
+                out.append(f'<text x="{lx + 26}" y="{y}" dominant-baseline="middle" font-size="11">{esc(label)}</text>')
         out.append("</svg>")
         return "\n".join(out)

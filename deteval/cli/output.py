@@ -30,10 +30,7 @@ STDOUT_FLAGS = ("json", "csv", "markdown")  # the flags that take "-" for stdout
 
 
 def wants_files(args: argparse.Namespace) -> bool:
-    return any((
-        args.json, args.csv, args.markdown, args.curves, args.plot, args.report, args.arrays, args.matches,
-        args.per_image,
-    ))  # fmt: skip
+    return any(getattr(args, name) for name in (*_FILE_FLAGS, *_DIR_FLAGS))
 
 
 def to_stdout(args: argparse.Namespace) -> list[str]:
@@ -191,8 +188,9 @@ def _write_plots(args: argparse.Namespace, result: EvalResult, confusion, out: P
     if hasattr(result, "threshold_curves"):  # a protocol's own fixed-threshold curves (widerface, kitti)
         plots.plot_threshold_curves(result, out / "pr_curves.png")
         return
-    if protocols.get(result.protocol).miss_rate_curves(result) is not None:  # the pedestrian protocols
-        plots.plot_miss_rate(result, out / "miss_rate_fppi.png")
+    miss_rate = protocols.get(result.protocol).miss_rate_curves(result)
+    if miss_rate is not None:  # the pedestrian protocols
+        plots.plot_miss_rate(result, out / "miss_rate_fppi.png", miss_rate)
         return
     iou_thr = default_iou(result) if args.at_iou is None else args.at_iou
     area = args.at_area or "all"

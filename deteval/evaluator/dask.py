@@ -137,9 +137,8 @@ def evaluate(
     import dask  # noqa: F401 - fail early, with ImportError naming the extra, when Dask is missing
 
     params = _params(protocol, iou_type, compat, options)
-    iou_type = protocols.get(protocol).default_iou_type if iou_type is None else iou_type
-    if iou_type != "bbox":
-        rule = f"cuts loaded data into parts for 'bbox' only; for {iou_type!r}, give shards to evaluate_shards()"
+    if params.iou_type != "bbox":
+        rule = f"cuts loaded data into parts for 'bbox' only; for {params.iou_type!r}, give shards to evaluate_shards()"
         raise InputError("iou_type", None, rule)
     dets, gt_loaded = protocols.get(protocol).load(preds, gt, params)
     n_img = len(gt_loaded.images)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from deteval.jit import njit, run_chunks, run_tasks
+from deteval.numeric import grown
 from deteval.rle import CompressedMasks, Masks
 
 from .masks import mask_iou_blocks, rle_overlap
@@ -36,34 +37,18 @@ def dilations(height: np.ndarray, width: np.ndarray, ratio: float) -> np.ndarray
 
 
 @njit(cache=True)
-def _grown(buf, need):  # pragma: no cover - numba
-    """``buf``, or a copy at least ``need`` long (doubling) when it is shorter."""
-    if len(buf) >= need:
-        return buf
-    out = np.empty(max(need, 2 * len(buf)), buf.dtype)
-    out[: len(buf)] = buf
-    return out
-
-
-@njit(cache=True)
-def _window(counts, start, stop, h):  # pragma: no cover - numba
-    """First and last column and row holding a 1 pixel (-1s when none): a run across columns spans every row."""
-    c0 = r0 = np.int64(-1)
-    c1 = r1 = np.int64(-1)
+def _columns(counts, start, stop, h):  # pragma: no cover - numba
+    """First and last column holding a 1 pixel (-1s when none)."""
+    c0 = c1 = np.int64(-1)
     p = np.int64(0)
     for j in range(start, stop):
         run = np.int64(counts[j])
         if (j - start) & 1 and run > 0:
-            a, b = p, p + run - 1
-            ca, cb = a // h, b // h
-            ra, rb = (a % h, b % h) if ca == cb else (np.int64(0), h - 1)
             if c0 < 0:
-                c0, r0, r1 = ca, ra, rb
-            else:
-                r0, r1 = min(r0, ra), max(r1, rb)
-            c1 = cb
+                c0 = p // h
+            c1 = (p + run - 1) // h
         p += run
-    return c0, c1, r0, r1
+    return c0, c1
 
 
 @njit(cache=True)
@@ -106,9 +91,9 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
         h, w, d = np.int64(height[i]), np.int64(width[i]), np.int64(depth[i])
         a0, a1 = offsets[i], offsets[i + 1]
         total = h * w
-        c0, c1, r0, r1 = _window(counts, a0, a1, h) if h > 0 else (-1, -1, -1, -1)
+        c0, c1 = _columns(counts, a0, a1, h) if h > 0 else (-1, -1)
         if c0 < 0:  # no pixel: pycocotools' encoding of an empty mask is one 0-run
-            out = _grown(out, n + 1)
+            out = grown(out, n + 1)
             out[n] = total
             lens[i - lo] = 1
             n += 1
@@ -116,8 +101,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
         nw = c1 - c0 + 1
         k = 2 * d + 1
         # lists 0..nw-1: M's columns; nw..2nw-1: V's; 2nw..3nw-1: G (prefix); 3nw..4nw-1: H (suffix); 4nw..: E
-        col_lo = _grown(col_lo, 5 * nw)
-        col_hi = _grown(col_hi, 5 * nw)
+        col_lo = grown(col_lo, 5 * nw)
+        col_hi = grown(col_hi, 5 * nw)
         m = 0  # used entries of s/e
         # M: the 1-runs cut at column ends, adjacent pieces merged (zero-length runs in between)
         for c in range(nw):
@@ -131,8 +116,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                 while left > 0:
                     take = min(left, h - r)
                     cc = c - c0
-                    s = _grown(s, m + 1)
-                    e = _grown(e, m + 1)
+                    s = grown(s, m + 1)
+                    e = grown(e, m + 1)
                     if col_lo[cc] < 0:
                         col_lo[cc] = m
                         s[m], e[m] = r, r + take
@@ -152,8 +137,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                 col_lo[c] = col_hi[c] = m
         # V: each interval shrunk by d at both ends
         for c in range(nw):
-            s = _grown(s, m + col_hi[c] - col_lo[c])
-            e = _grown(e, m + col_hi[c] - col_lo[c])
+            s = grown(s, m + col_hi[c] - col_lo[c])
+            e = grown(e, m + col_hi[c] - col_lo[c])
             col_lo[nw + c] = m
             for t in range(col_lo[c], col_hi[c]):
                 if e[t] - s[t] > 2 * d:
@@ -168,8 +153,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                     v = nw + j
                     if j == b:
                         ln = col_hi[v] - col_lo[v]
-                        s = _grown(s, m + ln)
-                        e = _grown(e, m + ln)
+                        s = grown(s, m + ln)
+                        e = grown(e, m + ln)
                         for t in range(ln):
                             s[m + t] = s[col_lo[v] + t]
                             e[m + t] = e[col_lo[v] + t]
@@ -177,8 +162,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                         m += ln
                     else:
                         g = 2 * nw + j - 1
-                        s = _grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
-                        e = _grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        s = grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        e = grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
                         end = _intersect(s, e, col_lo[g], col_hi[g], col_lo[v], col_hi[v], s, e, m)
                         col_lo[2 * nw + j], col_hi[2 * nw + j] = m, end
                         m = end
@@ -188,8 +173,8 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                         col_lo[3 * nw + j], col_hi[3 * nw + j] = col_lo[v], col_hi[v]
                     else:
                         g = 3 * nw + j + 1
-                        s = _grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
-                        e = _grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        s = grown(s, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
+                        e = grown(e, m + col_hi[g] - col_lo[g] + col_hi[v] - col_lo[v])
                         end = _intersect(s, e, col_lo[g], col_hi[g], col_lo[v], col_hi[v], s, e, m)
                         col_lo[3 * nw + j], col_hi[3 * nw + j] = m, end
                         m = end
@@ -200,13 +185,13 @@ def _boundary_range(lo, hi, counts, offsets, height, width, depth):  # pragma: n
                 col_lo[x] = col_hi[x] = m
                 continue
             hh, gg = 3 * nw + c - d, 2 * nw + c + d
-            s = _grown(s, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
-            e = _grown(e, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
+            s = grown(s, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
+            e = grown(e, m + col_hi[hh] - col_lo[hh] + col_hi[gg] - col_lo[gg])
             end = _intersect(s, e, col_lo[hh], col_hi[hh], col_lo[gg], col_hi[gg], s, e, m)
             col_lo[x], col_hi[x] = m, end
             m = end
         # the boundary: M's intervals less E's (E lies inside M), as canonical runs over the whole image
-        out = _grown(out, n + 2 * (m + nw) + 2)
+        out = grown(out, n + 2 * (m + nw) + 2)
         o = n
         done = np.int64(0)  # pixels the runs written so far cover
         cur = np.int64(-1)  # the 1-run being built: its start and length

@@ -166,7 +166,7 @@ def results_of_json(data: Any, name: str, gt: GroundTruth, iou_type: str = "bbox
     image, category, score = image[kept], category[kept], score[kept]
 
     if iou_type == "obb":
-        return _marked(_obb_results(data, name, lst, image, category, score, False), nan_scores, kept, len(keep))
+        return _marked(_obb_results(data, name, lst, image, category, score), nan_scores, kept, len(keep))
     first = data[0] if data else {"bbox": None}  # every record is an object here (their ids were read)
     # a bbox [] reads as absent, as in loadRes
     branch = loadres_branch(python_value(first.get("bbox", [])) != [], "segmentation" in first, "keypoints" in first)
@@ -219,7 +219,7 @@ def _marked(dets: Detections, nan_scores: bool, kept: np.ndarray, n_read: int) -
     return dataclasses.replace(dets, **marks) if marks else dets
 
 
-def _obb_results(data: list, name: str, lst: str, image, category, score, nan_scores: bool) -> Detections:
+def _obb_results(data: list, name: str, lst: str, image, category, score) -> Detections:
     """Oriented-box results (hotcoco's ``obb``): each one's ``obb`` [cx, cy, w, h, angle], area ``w*h``. A
     result that also carries a ``bbox`` is refused: hotcoco would take its area (for area ranges) from
     that box instead, which is rarely what was meant."""
@@ -228,8 +228,7 @@ def _obb_results(data: list, name: str, lst: str, image, category, score, nan_sc
         rule = "has both 'obb' and 'bbox': an obb result carries only 'obb' (hotcoco reads its area from the bbox)"
         raise InputError(name, _record(lst, boxed, data[boxed]), rule)
     obb = _numbers(_column(data, "obb", name, lst), name, lst, "obb", data, width=5)
-    dets = detections_from_columns(name, image, category, score, "obb", None, obb=obb)
-    return dataclasses.replace(dets, nan_scores=True) if nan_scores else dets
+    return detections_from_columns(name, image, category, score, "obb", None, obb=obb)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,12 +152,13 @@ def _scan_runs(runs: list[list[str]]) -> list[Scanned | None] | None:
 
     read: queue.SimpleQueue = queue.SimpleQueue()
     parts: list[Scanned | None] = [None] * len(runs)
-    left = [len(runs)]
+    left = len(runs)
     errors: list[BaseException] = []
     lock = threading.Lock()
     all_done = threading.Event()
 
     def scan_read() -> None:  # until the end mark, which it puts back for the other thread
+        nonlocal left
         while (item := read.get()) is not None:
             k, chunks = item
             try:
@@ -166,8 +167,8 @@ def _scan_runs(runs: list[list[str]]) -> list[Scanned | None] | None:
                 errors.append(exc)
             finally:
                 with lock:
-                    left[0] -= 1
-                    if left[0] == 0:
+                    left -= 1
+                    if left == 0:
                         all_done.set()
         read.put(None)
 

@@ -33,22 +33,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from deteval.jit import njit, num_threads
+from deteval.numeric import grown
 from deteval.tuning import TUNING
 
 _SCALE = 5.0
 _INT32_MIN = -(2**31)
 # toggles are column-major pixel indices; pycocotools computes them in 32-bit ints
 MAX_PIXELS = 2**31 - 1
-
-
-@njit(cache=True)
-def _grow(arr, need):  # pragma: no cover - numba
-    if need <= arr.size:
-        return arr
-    out = np.empty(max(need, 2 * arr.size), arr.dtype)
-    for i in range(arr.size):  # element loops: numba's array-to-array slice assignment costs 3 s to compile
-        out[i] = arr[i]
-    return out
 
 
 @njit(cache=True)
@@ -106,9 +97,9 @@ def _part_toggles(xy, first, last, h, w, tog, n):  # pragma: no cover - numba
         if steps > 0:
             slope = float(y1 - y0) / steps if along_x else float(x1 - x0) / steps
         if along_x:
-            tog = _grow(tog, n + min(steps, 5 * w) // 5 + 3)
+            tog = grown(tog, n + min(steps, 5 * w) // 5 + 3)
         else:
-            tog = _grow(tog, n + steps + 2)
+            tog = grown(tog, n + steps + 2)
         # the edge's first point against the previous edge's last
         cx, cy = _edge_point(x0, y0, slope, along_x, steps, steps if backwards else 0)
         if have and cx != px:
@@ -162,8 +153,8 @@ def _sort_toggles(tog, nt, h, counts, out):  # pragma: no cover - numba
         lo = min(lo, c)
         hi = max(hi, c)
     span = hi - lo + 1
-    counts = _grow(counts, span + 1)
-    out = _grow(out, nt)
+    counts = grown(counts, span + 1)
+    out = grown(out, nt)
     counts[: span + 1] = 0
     for q in range(nt):
         counts[tog[q] // h - lo + 1] += 1
@@ -195,7 +186,7 @@ def _sort_intervals(lo, hi, ni, h, counts, out_lo, out_hi):  # pragma: no cover 
         first = min(first, c)
         last = max(last, c)
     span = last - first + 1
-    counts = _grow(counts, span + 1)
+    counts = grown(counts, span + 1)
     counts[: span + 1] = 0
     for q in range(ni):
         counts[lo[q] // h - first + 1] += 1
@@ -243,10 +234,10 @@ def _rasterise(xy, part_off, obj_off, heights, widths):  # pragma: no cover - nu
         for j in range(obj_off[i], obj_off[i + 1]):
             tog, nt = _part_toggles(xy, part_off[j], part_off[j + 1], h, w, tog, 0)
             counts, pts = _sort_toggles(tog, nt, h, counts, pts)
-            lo = _grow(lo, ni + nt // 2 + 1)
-            hi = _grow(hi, ni + nt // 2 + 1)
-            slo = _grow(slo, ni + nt // 2 + 1)
-            shi = _grow(shi, ni + nt // 2 + 1)
+            lo = grown(lo, ni + nt // 2 + 1)
+            hi = grown(hi, ni + nt // 2 + 1)
+            slo = grown(slo, ni + nt // 2 + 1)
+            shi = grown(shi, ni + nt // 2 + 1)
             inside = False
             q = 0
             while q < nt:
@@ -271,7 +262,7 @@ def _rasterise(xy, part_off, obj_off, heights, widths):  # pragma: no cover - nu
             for q in range(ni):
                 slo[q] = lo[q]
                 shi[q] = hi[q]
-        runs = _grow(runs, nr + 2 * ni + 1)  # (slo, shi were grown with lo, hi)
+        runs = grown(runs, nr + 2 * ni + 1)  # (slo, shi were grown with lo, hi)
         last = np.int64(0)
         q = 0
         while q < ni:

@@ -35,7 +35,7 @@ from deteval.protocols.coco_matching import (
     matches_record,
     overlaps_of,
 )
-from deteval.protocols.coco_params import IOU_TYPES, CocoParams, make_params
+from deteval.protocols.coco_params import IOU_TYPES, CocoParams, all_area_index, keeping_tables, make_params
 from deteval.protocols.coco_summary import coco_stats, extra_stats, per_class_rows, summary_lines
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
@@ -75,7 +75,7 @@ def match_with(dets: Detections, gt: GroundTruth, params: CocoParams, rules: Mat
     if gt.box_format != "xywh" or dets.box_format != "xywh":
         raise InputError(dets.source, None, "the coco protocol needs xywh boxes")
     keep_iou = params.keep_iou or params.keep_matches  # the matches table shows each match's overlap too
-    all_area = (params.area_labels.index("all") if "all" in params.area_labels else 0) if keep_iou else None
+    all_area = all_area_index(params.area_labels) if keep_iou else None
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=rules,
         use_cats=params.use_cats, max_det=params.max_dets[-1], kpt_sigmas=params.kpt_sigmas,
@@ -342,9 +342,7 @@ class CocoProtocol(Protocol):
         return summary_lines(result.stats, params, result.extra_stats)
 
     def keeping_tables(self, params: CocoParams, matches: bool = False, per_image: bool = False) -> CocoParams:
-        return dataclasses.replace(
-            params, keep_matches=params.keep_matches or matches, keep_per_image=params.keep_per_image or per_image
-        )
+        return keeping_tables(params, matches, per_image)
 
     def replay(self, result: EvalResult) -> CocoReplayStats:
         return CocoReplayStats(kept_replay(result))

@@ -6,6 +6,7 @@ order; every value is checked here, before loading or any kernel.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,18 @@ IOU_TYPES = tuple(IOU_TYPE_TABLE)  # every iou type of the table
 DILATION_RATIO = 0.02  # boundary-iou-api's default: the erosion depth is 2% of the mask's diagonal
 # the keywords of make_params a preset (built-in or --config) may set
 PRESET_KEYS = ("iou_thrs", "rec_thrs", "max_dets", "area_ranges", "use_cats", "kpt_sigmas", "dilation_ratio")
+
+
+def all_area_index(area_labels: tuple[str, ...]) -> int:
+    """The area range the match and per-image tables read (and the overlaps are kept at): ``all``, else the first."""
+    return area_labels.index("all") if "all" in area_labels else 0
+
+
+def keeping_tables(params: Any, matches: bool = False, per_image: bool = False) -> Any:
+    """COCO's or LVIS's ``params`` also keeping the match table and/or the per-image counts."""
+    return dataclasses.replace(
+        params, keep_matches=params.keep_matches or matches, keep_per_image=params.keep_per_image or per_image
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,15 +13,11 @@ from typing import Any
 import numpy as np
 
 from deteval.matching.coco import FP, IGNORED, TP
+from deteval.protocols.coco_params import all_area_index
 from deteval.result import ImageTable, MatchTable, default_iou_index
 from deteval.types import Detections, GroundTruth
 
-__all__ = ["all_area_index", "image_table", "match_table"]
-
-
-def all_area_index(area_labels: tuple[str, ...]) -> int:
-    """The area range the tables read: ``all``, else the first."""
-    return area_labels.index("all") if "all" in area_labels else 0
+__all__ = ["image_table", "match_table"]
 
 
 def _gt_ignored(gt: GroundTruth, ignore: np.ndarray, area_range: np.ndarray) -> np.ndarray:

@@ -48,9 +48,10 @@ from deteval.protocols.coco import (
     stream_config,
     stream_matches,
     stream_part,
+    tables_of,
 )
 from deteval.protocols.coco_matching import CocoMatches, MatchRules, match_pipeline, matches_record
-from deteval.protocols.coco_params import dilation_ratio_of
+from deteval.protocols.coco_params import all_area_index, dilation_ratio_of, keeping_tables
 from deteval.protocols.lvis_summary import lvis_stats, per_class_rows, summary_lines
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay, replay_refused
 from deteval.protocols.streaming import StreamPart, StreamRows, StreamSpec
@@ -166,24 +167,17 @@ def match(dets: Detections, gt: LvisGroundTruth, params: LvisParams) -> CocoMatc
         raise InputError(dets.source, None, "the lvis protocol needs xywh boxes")
     if not isinstance(gt, LvisGroundTruth) or gt.federated is None:
         raise InputError(gt.source, None, "the lvis protocol needs an LVIS ground truth (deteval.io.lvis.load_lvis_gt)")
-    keep = params.keep_matches or params.keep_per_image
     if params.keep_matches and dets.file_row is None:  # the selection drops rows: each keeps its place in the file
         dets = dataclasses.replace(dets, file_row=np.arange(len(dets), dtype=np.int64))
     dets, gt, not_exhaustive = select(dets, gt, params)
     matched = match_pipeline(
         dets, gt, iou_type=params.iou_type, iou_thrs=params.iou_thrs, area_ranges=params.area_ranges, rules=RULES,
         dilation_ratio=params.dilation_ratio, ignored_if_unmatched=not_exhaustive, keep_gt=params.keep_matches,
-        iou_area=params.area_labels.index("all") if params.keep_matches else None,
+        iou_area=all_area_index(params.area_labels) if params.keep_matches else None,
     )  # fmt: skip
     record = matches_record(matched, dets, len(gt.categories))  # nan_scores unset: the lvis result never reads it
-    if keep:
-        from deteval.protocols.coco_tables import image_table, match_table
-
-        tables = (
-            match_table(matched, dets, gt, params, RULES.id0_unmatched) if params.keep_matches else None,
-            image_table(matched, gt, params) if params.keep_per_image else None,
-        )
-        record = dataclasses.replace(record, tables=tables)
+    if params.keep_matches or params.keep_per_image:
+        record = dataclasses.replace(record, tables=tables_of(matched, dets, gt, params, RULES))
     return record
 
 
@@ -320,9 +314,7 @@ class LvisProtocol(Protocol):
         return summary_lines(result.stats, params.iou_thrs, params.max_dets, params.max_dets_per_cat)
 
     def keeping_tables(self, params: LvisParams, matches: bool = False, per_image: bool = False) -> LvisParams:
-        return dataclasses.replace(
-            params, keep_matches=params.keep_matches or matches, keep_per_image=params.keep_per_image or per_image
-        )
+        return keeping_tables(params, matches, per_image)
 
     # ---- streaming (deteval.evaluator, deteval.evaluator.dask): COCO's rows, the federated lists acting in the match
 

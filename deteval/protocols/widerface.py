@@ -29,13 +29,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from deteval.errors import InputError, warn
+from deteval.io.widerface import SUBSETS
 from deteval.protocols import presets
 from deteval.protocols.base import Option, Protocol
 from deteval.protocols.replay import Replay, ReplayRecord, kept_replay
 from deteval.result import EvalResult
 
 PRESET_KEYS = ("iou_thr", "score_norm")
-SUBSETS = ("easy", "medium", "hard")
 THRESH_NUM = 1000
 THRESHOLDS = np.array([1 - (t + 1) / THRESH_NUM for t in range(THRESH_NUM)])  # the script's Python floats
 # where the running max and min of the scores start
