@@ -81,13 +81,16 @@ def evaluate(inv: Invocation, progress) -> tuple[EvalResult, Any, Any, dict]:
         import dataclasses
 
         params = dataclasses.replace(params, keep_iou=True)  # the matching keeps each match's IoU
+    report = bool(getattr(args, "report", None))  # the report shows the worst images and their match rows
     if args.matches or args.per_image:
         flag = "--matches" if args.matches else "--per-image"
         try:
-            params = proto.keeping_tables(params, matches=bool(args.matches), per_image=bool(args.per_image))
+            params = proto.keeping_tables(
+                params, matches=bool(args.matches) or report, per_image=bool(args.per_image) or report
+            )
         except InputError as exc:
             raise InputError(flag, None, exc.rule) from None
-    elif getattr(args, "report", None):  # the report's worst images and their match rows, where the protocol keeps them
+    elif report:  # where the protocol keeps the tables
         try:
             params = proto.keeping_tables(params, matches=True, per_image=True)
         except InputError:

@@ -43,6 +43,19 @@ def test_report_options_follow_the_flags(tmp_path):
     assert '<section id="tide">' not in page
 
 
+@pytest.mark.parametrize("flag", ["--matches", "--per-image"])
+def test_report_beside_one_table_flag_still_has_both_tables(tmp_path, flag):
+    """--matches or --per-image written beside --report: the report still gets the worst images and their
+    match rows (the flag's file holds its own table only)."""
+    out, table = tmp_path / "rep", tmp_path / "table.csv"
+    assert main(["--sample", "--quiet", flag, str(table), "--report", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "No per-image results were given" not in page and "No match rows were given" not in page
+    assert '<section id="worst">' in page
+    head = table.read_text().splitlines()[0]
+    assert head.startswith("iou_thr," if flag == "--matches" else "image_id,"), head
+
+
 def test_report_into_an_existing_folder_keeps_its_other_files(tmp_path):
     out = tmp_path / "rep"
     out.mkdir()
